@@ -1,0 +1,2 @@
+"""convcat kernel generator: the kernel space (space), catalog specs (spec),
+rendering of templates (render) and the command line (cli)."""

@@ -1,0 +1,253 @@
+"""The kernel space as one table.
+
+A kernel is named by a frozen `Key`; the catalog is a product of short axis
+lists filtered by `is_valid`, which gives the reason for every rejection.
+Nothing else in convcat enumerates kernels.  `derive` computes every number a
+template or the catalog index needs (sizes, barrier counts, register budgets,
+TMA boxes), so templates only substitute and loop.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+
+# ----------------------------------------------------------------------------
+# Axes
+
+ARCHES = ("sm90a", "sm100a")
+OPS = ("fprop", "dgrad", "wgrad")
+DIMS = (1, 2, 3)
+DTYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2")
+SCHEDULES = ("coop", "pingpong")
+TILE_MN = (64, 128, 192, 256)
+TILE_K = (32, 64, 128)
+STAGES = tuple(range(2, 9))
+CLUSTERS = ((1, 1), (2, 1), (1, 2), (2, 2))
+
+ELEM_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "e4m3": 1, "e5m2": 1}
+
+# Limits of the targets (CUDA programming guide, PTX ISA; see ../shared/PTX_NOTES.md).
+SMEM_OPTIN_BYTES = {"sm90a": 232448, "sm100a": 232448}   # 227 KB per block
+REGS_PER_SM = 65536
+MAX_PORTABLE_CLUSTER = 8
+TMA_BOX_MAX = 256            # tiled boxDim, and our cap on pixelsPerColumn (ISA: 1024)
+SWIZZLE_BYTES = 128
+
+# sm_90a warp-specialized layout: warpgroup 0 produces (one thread issues TMA),
+# warpgroups 1 and 2 consume (wgmma).  setmaxnreg moves registers from the
+# producer to the consumers: 56*128 + 224*256 = 64512 <= 65536.
+SM90_THREADS = 384
+SM90_CONSUMERS = 2
+SM90_PRODUCER_REGS = 56
+SM90_CONSUMER_REGS = 224
+SM90_ACC_REG_BUDGET = 128    # f32 accumulators per consumer thread; the rest is addressing + epilogue
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Key:
+    """One kernel.  Field order is the order of the key string."""
+    arch: str
+    op: str
+    dims: int
+    a: str
+    b: str
+    acc: str
+    out: str
+    tile_m: int
+    tile_n: int
+    tile_k: int
+    stages: int
+    cluster_m: int
+    cluster_n: int
+    schedule: str
+
+    def name(self) -> str:
+        """The canonical key: file stem, extern "C" symbol, index key, test name."""
+        return (f"{self.arch}_{self.op}_{self.dims}d_{self.a}_{self.b}_{self.acc}_{self.out}_"
+                f"{self.tile_m}x{self.tile_n}x{self.tile_k}_s{self.stages}_"
+                f"c{self.cluster_m}x{self.cluster_n}_{self.schedule}")
+
+    def __str__(self) -> str:
+        return self.name()
+
+
+_KEY_RE = re.compile(
+    r"(sm90a|sm100a)_(fprop|dgrad|wgrad)_([123])d_([a-z0-9]+)_([a-z0-9]+)_([a-z0-9]+)_([a-z0-9]+)_"
+    r"([1-9][0-9]{0,3})x([1-9][0-9]{0,3})x([1-9][0-9]{0,3})_s([1-9][0-9]?)_c([1-9])x([1-9])_([a-z]+)")
+
+
+def parse(text: str) -> Key:
+    """Parse a key string; raises ValueError saying what is wrong.
+
+    The C runtime (runtime/src/key.c) implements the same grammar; both are
+    tested against tests/key_vectors.txt.
+    """
+    m = _KEY_RE.fullmatch(text)
+    if not m:
+        raise ValueError(f"'{text}' is not a key of the form "
+                         "ARCH_OP_Nd_A_B_ACC_OUT_MxNxK_sS_cMxN_SCHEDULE")
+    g = m.groups()
+    for dt in g[3:7]:
+        if dt not in DTYPES:
+            raise ValueError(f"'{text}': unknown data type '{dt}'")
+    if g[13] not in SCHEDULES:
+        raise ValueError(f"'{text}': unknown schedule '{g[13]}'")
+    key = Key(g[0], g[1], int(g[2]), g[3], g[4], g[5], g[6], int(g[7]), int(g[8]), int(g[9]),
+              int(g[10]), int(g[11]), int(g[12]), g[13])
+    if key.name() != text:   # leading zeros and the like: one spelling per kernel
+        raise ValueError(f"'{text}' is not canonical (expected '{key.name()}')")
+    return key
+
+
+# ----------------------------------------------------------------------------
+# Derived configuration
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Everything computed from a key that templates and the index need."""
+    key: Key
+    threads: int
+    consumers: int            # consumer warpgroups
+    wg_m: int                 # rows of C per consumer warpgroup
+    wg_n: int                 # columns of C per consumer warpgroup
+    split: str                # "m": consumers split the tile's rows, "n": its columns
+    atoms: int                # m64 wgmma row atoms per consumer
+    acc_regs: int             # f32 accumulator registers per consumer thread
+    k_steps: int              # k16 wgmma steps per stage
+    a_stage_bytes: int
+    b_stage_bytes: int
+    smem_bytes: int           # dynamic shared memory requested at launch
+    a_box_rows: int           # im2col pixelsPerColumn of one A load (a multicast slice)
+    a_box_cols: int           # channelsPerPixel
+    b_box_rows: int           # filter rows (output channels) of one B load
+    b_box_cols: int           # channels of one B load
+    empty_arrivals: int       # arrivals that free one stage in one CTA
+    producer_regs: int
+    consumer_regs: int
+
+
+def _sm90_layout(key: Key):
+    """Split the CTA tile between the two consumer warpgroups."""
+    if key.tile_m >= 128:
+        return "m", key.tile_m // 2, key.tile_n
+    return "n", key.tile_m, key.tile_n // 2
+
+
+def derive(key: Key) -> Config:
+    eb = ELEM_BYTES[key.a]
+    split, wg_m, wg_n = _sm90_layout(key)
+    a_stage = key.tile_m * key.tile_k * eb
+    b_stage = key.tile_n * key.tile_k * eb
+    barriers = 2 * key.stages * 8
+    # 1024-B alignment slack: SW128 atoms must start on 1024-B boundaries.
+    smem = key.stages * (a_stage + b_stage) + barriers + 1024
+    return Config(
+        key=key, threads=SM90_THREADS, consumers=SM90_CONSUMERS,
+        wg_m=wg_m, wg_n=wg_n, split=split, atoms=max(wg_m // 64, 1),
+        acc_regs=(wg_m // 64) * (wg_n // 2) if wg_m >= 64 else 0,
+        k_steps=key.tile_k * eb // 32,
+        a_stage_bytes=a_stage, b_stage_bytes=b_stage, smem_bytes=smem,
+        a_box_rows=key.tile_m // key.cluster_n, a_box_cols=key.tile_k,
+        b_box_rows=key.tile_n // key.cluster_m, b_box_cols=key.tile_k,
+        empty_arrivals=SM90_CONSUMERS * (key.cluster_m + key.cluster_n - 1),
+        producer_regs=SM90_PRODUCER_REGS, consumer_regs=SM90_CONSUMER_REGS)
+
+
+# ----------------------------------------------------------------------------
+# Validity: every rejection has a reason.
+
+def is_valid(key: Key) -> tuple[bool, str]:
+    """(True, "") or (False, why).  The only filter over the kernel space."""
+    why = _why_invalid(key)
+    return (why is None, why or "")
+
+
+def _why_invalid(key: Key) -> str | None:
+    k = key
+    if k.arch not in ARCHES:
+        return f"unknown arch {k.arch}"
+    if k.arch == "sm100a":
+        return "no sm100a template yet: the generator has only the sm90a family"
+    if k.op != "fprop":
+        return f"no sm90a {k.op} template yet: only fprop is generated"
+    if k.dims not in DIMS:
+        return f"dims {k.dims}: 1, 2 or 3 spatial dimensions"
+    # data types
+    if k.a != k.b:
+        return f"A {k.a} and B {k.b} differ: mixed-input wgmma is not generated"
+    if k.a not in ("f16", "bf16"):
+        return f"input type {k.a}: the sm90a fprop template takes f16 or bf16 (tf32/fp8 need K-major transposes, not generated)"
+    if k.acc != "f32":
+        return f"accumulator {k.acc}: only f32 accumulation is generated"
+    if k.out not in (k.a, "f32"):
+        return f"output {k.out}: an {k.a} kernel writes {k.a} or f32"
+    # schedule
+    if k.schedule != "coop":
+        return f"schedule {k.schedule}: the sm90a fprop template implements coop only"
+    # tile
+    eb = ELEM_BYTES[k.a]
+    if k.tile_k * eb != SWIZZLE_BYTES:
+        return (f"tile K {k.tile_k}: one stage holds one 128-byte swizzle row of K "
+                f"({SWIZZLE_BYTES // eb} {k.a} elements)")
+    if k.tile_m not in (64, 128, 256):
+        return f"tile M {k.tile_m}: 64, 128 or 256 (m64 wgmma atoms, split over two warpgroups)"
+    if k.tile_n not in (64, 128, 192, 256):
+        return f"tile N {k.tile_n}: 64, 128, 192 or 256"
+    cfg = derive(k)
+    if cfg.wg_n % 8 or cfg.wg_n > 256 or cfg.wg_n < 8:
+        return f"warpgroup N {cfg.wg_n}: wgmma N must be a multiple of 8 in 8..256"
+    if cfg.wg_m % 64:
+        return f"warpgroup M {cfg.wg_m}: wgmma M atoms are 64 rows"
+    if cfg.acc_regs > SM90_ACC_REG_BUDGET:
+        return (f"register budget: {cfg.acc_regs} f32 accumulators per consumer thread "
+                f"exceed {SM90_ACC_REG_BUDGET} of the {SM90_CONSUMER_REGS} registers setmaxnreg gives")
+    # pipeline
+    if k.stages not in STAGES:
+        return f"stages {k.stages}: 2..8"
+    limit = SMEM_OPTIN_BYTES[k.arch]
+    if cfg.smem_bytes > limit:
+        return (f"shared memory: {k.stages} stages x {(cfg.a_stage_bytes + cfg.b_stage_bytes) // 1024} KiB "
+                f"+ barriers = {cfg.smem_bytes} B > {limit} B")
+    # cluster and TMA boxes
+    if (k.cluster_m, k.cluster_n) not in CLUSTERS:
+        return f"cluster {k.cluster_m}x{k.cluster_n}: 1x1, 2x1, 1x2 or 2x2"
+    if k.tile_m % k.cluster_n or cfg.a_box_rows % 8:
+        return (f"cluster {k.cluster_m}x{k.cluster_n}: A multicast slices of {k.tile_m}/{k.cluster_n} "
+                "rows must be whole 8-row swizzle atoms")
+    if k.tile_n % k.cluster_m or cfg.b_box_rows % 8:
+        return (f"cluster {k.cluster_m}x{k.cluster_n}: B multicast slices of {k.tile_n}/{k.cluster_m} "
+                "rows must be whole 8-row swizzle atoms")
+    if cfg.a_box_rows > TMA_BOX_MAX or cfg.b_box_rows > TMA_BOX_MAX:
+        return f"TMA box: {max(cfg.a_box_rows, cfg.b_box_rows)} rows > {TMA_BOX_MAX}"
+    if cfg.a_box_cols * eb > SWIZZLE_BYTES:
+        return "TMA box: channelsPerPixel times element size exceeds the 128-byte swizzle span"
+    return None
+
+
+# ----------------------------------------------------------------------------
+# Enumeration
+
+def product(arch=ARCHES, op=OPS, dims=DIMS, dtypes=None, tiles=None, stages=STAGES,
+            clusters=CLUSTERS, schedules=SCHEDULES):
+    """Every key of the given axis values, valid or not, sorted by name."""
+    if dtypes is None:
+        dtypes = [(a, a, "f32", o) for a in DTYPES for o in DTYPES]
+    if tiles is None:
+        tiles = [(m, n, kk) for m in TILE_MN for n in TILE_MN for kk in TILE_K]
+    keys = {Key(ar, o, d, *dt, *t, s, *c, sc)
+            for ar, o, d, dt, t, s, c, sc in itertools.product(
+                arch, op, dims, dtypes, tiles, stages, clusters, schedules)}
+    return sorted(keys, key=Key.name)
+
+
+def _self_check():
+    """Validate the table at import: a broken table fails loudly, early."""
+    for tile_m, tile_n in itertools.product(TILE_MN, TILE_MN):
+        k = Key("sm90a", "fprop", 2, "bf16", "bf16", "f32", "bf16", tile_m, tile_n, 64, 4, 1, 1, "coop")
+        assert parse(k.name()) == k
+    assert SM90_PRODUCER_REGS * 128 + SM90_CONSUMER_REGS * 128 * SM90_CONSUMERS <= REGS_PER_SM
+    assert SM90_PRODUCER_REGS % 8 == 0 and SM90_CONSUMER_REGS % 8 == 0
+
+
+_self_check()

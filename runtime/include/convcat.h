@@ -1,0 +1,242 @@
+/**
+ * @file convcat.h
+ * @brief convcat: a catalog of precompiled implicit-GEMM convolution kernels.
+ *
+ * Open a catalog file, ask which of its kernels can run a convolution (and
+ * why the others cannot), make a plan for one, run it on your stream.
+ *
+ * Conventions:
+ *  - Every function returns a ::convcat_status (0 = success, negative =
+ *    error) unless it cannot fail; results come back through `*_out`.
+ *  - On failure, convcat_last_error() returns a sentence saying what went
+ *    wrong (thread-local, valid until the next failing call on the thread).
+ *  - The library never exits, aborts or prints.
+ *  - The CUDA driver is loaded on first need with dlopen("libcuda.so.1"):
+ *    opening, listing, checking and querying work without a GPU or driver.
+ *  - Thread safety: a catalog and its plans may be used from any number of
+ *    threads at once.  Kernel code is loaded lazily, once, under a lock.
+ *
+ * Tensors are channel-innermost and packed: activations x are N x D x H x W
+ * x C (NDHWC), filters w are K x T x R x S x C (KTRSC), outputs y are
+ * N x Z x P x Q x K.  Fewer spatial dimensions drop D/T/Z (2D) and H/R/P (1D).
+ */
+#ifndef CONVCAT_H
+#define CONVCAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(CONVCAT_BUILDING) && defined(__GNUC__)
+#define CONVCAT_API __attribute__((visibility("default")))
+#else
+#define CONVCAT_API
+#endif
+
+/** Status codes.  convcat_status_string() names each. */
+typedef enum convcat_status {
+    CONVCAT_OK = 0,
+    CONVCAT_ERR_INVALID_ARGUMENT = -1, /**< NULL pointer, index out of range, bad enum value */
+    CONVCAT_ERR_IO = -2,               /**< the catalog file cannot be opened or read */
+    CONVCAT_ERR_CORRUPT = -3,          /**< not a catalog, truncated, checksum or consistency failure */
+    CONVCAT_ERR_VERSION = -4,          /**< catalog format or kernel ABI this runtime does not read */
+    CONVCAT_ERR_NOT_FOUND = -5,        /**< no entry with that key, or no kernel can run the problem */
+    CONVCAT_ERR_UNSUPPORTED = -6,      /**< the kernel cannot run this problem (see why) */
+    CONVCAT_ERR_NO_DRIVER = -7,        /**< libcuda.so.1 could not be loaded or initialised */
+    CONVCAT_ERR_NO_DEVICE = -8,        /**< no current CUDA context, or the device cannot run the kernel */
+    CONVCAT_ERR_CUDA = -9,             /**< a driver call failed: convcat_last_cuda_error() */
+    CONVCAT_ERR_NO_MEMORY = -10,       /**< host allocation failed */
+    CONVCAT_ERR_MISALIGNED = -11       /**< a tensor pointer breaks the kernel's alignment */
+} convcat_status;
+
+typedef enum convcat_op { CONVCAT_FPROP = 0, CONVCAT_DGRAD = 1, CONVCAT_WGRAD = 2 } convcat_op;
+
+typedef enum convcat_dtype {
+    CONVCAT_F16 = 1,
+    CONVCAT_BF16 = 2,
+    CONVCAT_TF32 = 3,
+    CONVCAT_F32 = 4,
+    CONVCAT_E4M3 = 5,
+    CONVCAT_E5M2 = 6
+} convcat_dtype;
+
+typedef enum convcat_arch { CONVCAT_ARCH_ANY = 0, CONVCAT_ARCH_SM90A = 1, CONVCAT_ARCH_SM100A = 2 } convcat_arch;
+
+typedef enum convcat_schedule { CONVCAT_COOP = 1, CONVCAT_PINGPONG = 2 } convcat_schedule;
+
+typedef enum convcat_mode {
+    CONVCAT_CROSS_CORRELATION = 0, /**< y[q] = sum x[q*stride + s*dil - pad] w[s]: what frameworks call convolution */
+    CONVCAT_CONVOLUTION = 1        /**< the filter flipped */
+} convcat_mode;
+
+/** A convolution, described in forward terms for every op. */
+typedef struct convcat_problem {
+    convcat_op op;
+    int dims;                  /**< spatial dimensions: 1, 2 or 3 */
+    int n, d, h, w, c;         /**< activations x: N x D x H x W x C */
+    int k, t, r, s;            /**< filters w: K x T x R x S x (C / groups) */
+    int pad_lo[3], pad_hi[3];  /**< padding before/after, in D, H, W order */
+    int stride[3];             /**< D, H, W */
+    int dilation[3];           /**< D, H, W */
+    int groups;
+    convcat_mode mode;
+    convcat_dtype a_type;      /**< activations (x for fprop) */
+    convcat_dtype b_type;      /**< filters */
+    convcat_dtype out_type;    /**< the op's output */
+} convcat_problem;
+
+/** A 2D bf16 fprop of 1x1x1x1 tensors, unit strides and dilations, no padding, groups 1. */
+CONVCAT_API void convcat_problem_init(convcat_problem *p);
+
+/** Output extents Z, P, Q (1 for absent dimensions); fails if the problem's extents are invalid. */
+CONVCAT_API convcat_status convcat_problem_output(const convcat_problem *p, int *z_out, int *p_out,
+                                                  int *q_out);
+
+/** FLOPs of the problem's GEMM: 2 * M * N * K. */
+CONVCAT_API double convcat_problem_flops(const convcat_problem *p);
+
+/* ------------------------------------------------------------------------- */
+/** An open catalog file. */
+typedef struct convcat_catalog convcat_catalog;
+
+/** What the catalog index says about one kernel. Strings live as long as the catalog. */
+typedef struct convcat_entry_info {
+    const char *key;
+    convcat_arch arch;
+    convcat_op op;
+    int dims;
+    convcat_dtype a_type, b_type, acc_type, out_type;
+    int tile_m, tile_n, tile_k;
+    int stages;
+    int cluster_m, cluster_n;
+    convcat_schedule schedule;
+    int threads;
+    int smem_bytes;   /**< dynamic shared memory per CTA */
+    int registers;    /**< per thread at entry, from ptxas */
+    size_t code_bytes;
+} convcat_entry_info;
+
+/** Map and verify a catalog file (header, index, every code blob's checksum). */
+CONVCAT_API convcat_status convcat_open(const char *path, convcat_catalog **catalog_out);
+
+/** The same from a caller's buffer, which is copied. */
+CONVCAT_API convcat_status convcat_open_memory(const void *data, size_t size,
+                                               convcat_catalog **catalog_out);
+
+/** Close a catalog; plans made from it must be destroyed first.  NULL is fine. */
+CONVCAT_API void convcat_close(convcat_catalog *catalog);
+
+CONVCAT_API size_t convcat_count(const convcat_catalog *catalog);
+
+CONVCAT_API convcat_status convcat_entry_info_get(const convcat_catalog *catalog, size_t index,
+                                                  convcat_entry_info *info_out);
+
+/** Index of the entry with this exact key, or CONVCAT_ERR_NOT_FOUND. */
+CONVCAT_API convcat_status convcat_find(const convcat_catalog *catalog, const char *key,
+                                        size_t *index_out);
+
+/**
+ * Can entry `index` compute `problem`?  CONVCAT_OK if so; otherwise
+ * CONVCAT_ERR_UNSUPPORTED and the first rule it breaks, as a sentence, in
+ * `why` (may be NULL).  Device limits (arch, shared memory, clusters) are
+ * checked by convcat_plan_create, not here.
+ */
+CONVCAT_API convcat_status convcat_check(const convcat_catalog *catalog, size_t index,
+                                         const convcat_problem *problem, char *why, size_t why_size);
+
+/** One row of a query answer. */
+typedef struct convcat_candidate {
+    size_t index;          /**< entry index in the catalog */
+    int ok;                /**< 1: can run the problem; 0: see reason */
+    double predicted_us;   /**< heuristic time estimate (ok rows only); lower ranks first */
+    char reason[192];      /**< why not (ok == 0) */
+} convcat_candidate;
+
+/**
+ * Rank the catalog's entries for `problem`: every entry of `arch`
+ * (CONVCAT_ARCH_ANY: all) in `out`, runnable ones first, fastest predicted
+ * first, then the rest with their reasons.  `sm_count` sizes the heuristic's
+ * machine (0: 132, an H200).  `*count_out` is the number of rows written
+ * (at most `capacity`); `*ok_out` (may be NULL) the number that can run.
+ */
+CONVCAT_API convcat_status convcat_query(const convcat_catalog *catalog,
+                                         const convcat_problem *problem, convcat_arch arch,
+                                         int sm_count, convcat_candidate *out, size_t capacity,
+                                         size_t *count_out, size_t *ok_out);
+
+/* ------------------------------------------------------------------------- */
+/** A kernel bound to a problem and to the device current at creation. */
+typedef struct convcat_plan convcat_plan;
+
+/** Pass as `index` to convcat_plan_create to take the query's best pick. */
+#define CONVCAT_AUTO ((size_t)-1)
+
+/** Launch geometry of a plan. */
+typedef struct convcat_plan_info {
+    size_t index;            /**< the catalog entry */
+    int grid;                /**< CTAs launched (persistent: at most one wave) */
+    int cluster;             /**< CTAs per cluster */
+    int threads;
+    int smem_bytes;
+    size_t workspace_bytes;  /**< device scratch the caller passes to convcat_plan_run */
+} convcat_plan_info;
+
+/**
+ * Make a plan for `problem` on the current CUDA context's device with entry
+ * `index` (or CONVCAT_AUTO).  Checks the problem rules and the device (arch,
+ * shared memory, cluster size), loads the entry's code if not yet loaded.
+ */
+CONVCAT_API convcat_status convcat_plan_create(const convcat_catalog *catalog,
+                                               const convcat_problem *problem, size_t index,
+                                               convcat_plan **plan_out);
+
+CONVCAT_API convcat_status convcat_plan_info_get(const convcat_plan *plan, convcat_plan_info *info_out);
+
+CONVCAT_API void convcat_plan_destroy(convcat_plan *plan);
+
+/**
+ * Device tensors, always in forward terms: fprop reads x and w and writes y;
+ * (dgrad reads y = dy and w, writes x = dx; wgrad reads y = dy and x, writes
+ * w = dw).  The output becomes alpha * conv + beta * c, where `c` has the
+ * output's shape and type and is not read when beta == 0.  Pointers are
+ * 16-byte aligned device addresses.
+ */
+typedef struct convcat_tensors {
+    const void *x;
+    const void *w;
+    void *y;
+    const void *c;
+    float alpha, beta;
+    void *workspace;
+    size_t workspace_bytes;
+} convcat_tensors;
+
+/** Launch on `stream` (a CUstream; NULL = the legacy default stream). Asynchronous. */
+CONVCAT_API convcat_status convcat_plan_run(const convcat_plan *plan, const convcat_tensors *tensors,
+                                            void *stream);
+
+/* ------------------------------------------------------------------------- */
+CONVCAT_API const char *convcat_status_string(convcat_status status);
+
+/** The last failing call's explanation on this thread ("" if none). */
+CONVCAT_API const char *convcat_last_error(void);
+
+/** The CUresult of the last failed driver call on this thread (0 if none). */
+CONVCAT_API int convcat_last_cuda_error(void);
+
+/** Names used in keys: "f16", "fprop", "sm90a", "coop"; NULL for unknown values. */
+CONVCAT_API const char *convcat_dtype_name(convcat_dtype t);
+CONVCAT_API const char *convcat_op_name(convcat_op op);
+CONVCAT_API const char *convcat_arch_name(convcat_arch arch);
+CONVCAT_API const char *convcat_schedule_name(convcat_schedule s);
+
+/** The arch of the current context's device (CONVCAT_ARCH_ANY if none of ours). */
+CONVCAT_API convcat_status convcat_device_arch(convcat_arch *arch_out, int *sm_count_out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

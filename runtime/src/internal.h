@@ -1,0 +1,118 @@
+/* internal.h: what the runtime's modules share and the public header hides. */
+#ifndef CONVCAT_INTERNAL_H
+#define CONVCAT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+
+#include "catalog_format.h"
+#include "convcat.h"
+#include "convcat_kernel_abi.h"
+
+#define CVC_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- errors (error.c) ----------------------------------------------------- */
+
+/* Record `fmt` as this thread's convcat_last_error() and return `status`. */
+convcat_status cvc_fail(convcat_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void cvc_set_cuda_error(int result);
+/* snprintf into a caller's optional buffer. */
+void cvc_say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- keys (key.c) --------------------------------------------------------- */
+
+typedef struct cvc_key {
+    convcat_arch arch;
+    convcat_op op;
+    int dims;
+    convcat_dtype a, b, acc, out;
+    int tile_m, tile_n, tile_k;
+    int stages;
+    int cluster_m, cluster_n;
+    convcat_schedule schedule;
+} cvc_key;
+
+/* Parse a canonical key; false with a reason on failure. */
+bool cvc_key_parse(const char *text, cvc_key *out, char *why, size_t why_size);
+/* Print the canonical key; returns the length (snprintf semantics). */
+int cvc_key_print(const cvc_key *k, char *buf, size_t size);
+
+/* ---- catalog (catalog.c) -------------------------------------------------- */
+
+typedef struct cvc_entry {
+    char key[CVC_KEY_BYTES];
+    cvc_key k;
+    int threads, smem_bytes, registers;
+    int a_box_rows, a_box_cols, b_box_rows, b_box_cols, swizzle_bytes;
+    const uint8_t *code;
+    size_t code_size;
+    /* Lazily loaded code (context-independent CUlibrary / CUkernel). */
+    void *library;
+    void *kernel;
+} cvc_entry;
+
+struct convcat_catalog {
+    uint8_t *data;       /* the whole file, mapped or copied */
+    size_t size;
+    bool mapped;
+    cvc_entry *entries;
+    size_t count;
+    pthread_mutex_t lock; /* guards lazy code loading */
+};
+
+/* Load the entry's code once; *kernel_out is a CUkernel. */
+convcat_status cvc_entry_kernel(convcat_catalog *cat, cvc_entry *e, void **kernel_out);
+
+/* ---- problems and rules (problem.c) -------------------------------------- */
+
+/* Extents of the GEMM the kernel runs, derived from a problem. */
+typedef struct cvc_gemm {
+    int64_t m, n, k;          /* fprop: N*Z*P*Q, K, T*R*S*C */
+    int z, p, q;              /* output extents */
+} cvc_gemm;
+
+convcat_status cvc_problem_gemm(const convcat_problem *p, cvc_gemm *g, char *why, size_t why_size);
+convcat_status cvc_check_entry(const cvc_entry *e, const convcat_problem *p, char *why, size_t why_size);
+
+/* ---- TMA descriptor parameters (tma.c), pure C, tested on the CPU -------- */
+
+typedef struct cvc_im2col_desc {
+    int rank;                 /* 3, 4, 5 */
+    int elem_bytes;
+    uint64_t dims[5];         /* innermost first: C, W, (H, (D,)) N */
+    uint64_t strides[4];      /* bytes of dims 1..rank-1 */
+    int lower[3], upper[3];   /* rank-2 corners, W first */
+    uint32_t max_offset[3];   /* largest im2col offset (tap x dilation) the kernel passes, W first */
+    uint32_t channels_per_pixel, pixels_per_column;
+    uint32_t elem_strides[5];
+    int swizzle_bytes;
+} cvc_im2col_desc;
+
+typedef struct cvc_tiled_desc {
+    int rank;
+    int elem_bytes;
+    uint64_t dims[5];
+    uint64_t strides[4];
+    uint32_t box[5];
+    uint32_t elem_strides[5];
+    int swizzle_bytes;
+} cvc_tiled_desc;
+
+/* The descriptors of an fprop entry for a problem (pointers come at run time). */
+void cvc_tma_fprop(const cvc_entry *e, const convcat_problem *p, cvc_im2col_desc *a, cvc_tiled_desc *b);
+/* Every TMA limit, with a reason for the first one broken. */
+bool cvc_im2col_desc_valid(const cvc_im2col_desc *d, char *why, size_t why_size);
+bool cvc_tiled_desc_valid(const cvc_tiled_desc *d, char *why, size_t why_size);
+
+/* ---- query heuristic (query.c) ------------------------------------------- */
+
+/* Predicted microseconds of entry e on a problem that passed its rules. */
+double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sm_count);
+
+/* ---- sizes --------------------------------------------------------------- */
+
+int cvc_dtype_bytes(convcat_dtype t);
+
+#endif

@@ -1,0 +1,304 @@
+/* plan.c: bind a kernel to a problem and a device; launch it.
+ *
+ * convcat_plan_create does every check that can fail before launch time:
+ * the problem rules, the device's arch, shared memory and cluster support,
+ * and the code load.  convcat_plan_run then only checks the caller's
+ * pointers, encodes the two tensor maps (they hold the addresses) and
+ * launches with cuLaunchKernelEx on the caller's stream.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver.h"
+#include "internal.h"
+
+struct convcat_plan {
+    convcat_catalog *cat;
+    size_t index;
+    const cvc_entry *e;
+    convcat_problem problem;
+    cvc_params params;           /* everything but the pointers and scalars of a run */
+    cvc_im2col_desc a;
+    cvc_tiled_desc b;
+    CUkernel kernel;
+    CUdevice device;
+    int grid, cluster;
+};
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static convcat_status current_device(const cvc_driver *drv, CUdevice *dev, convcat_arch *arch, int *sms)
+{
+    CUcontext ctx = NULL;
+    convcat_status st = cvc_cuda_check(drv->cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
+    if (st != CONVCAT_OK)
+        return st;
+    if (!ctx)
+        return cvc_fail(CONVCAT_ERR_NO_DEVICE,
+                        "no current CUDA context on this thread: make one current (cudaSetDevice, cuCtxSetCurrent)");
+    if ((st = cvc_cuda_check(drv->cuCtxGetDevice(dev), "cuCtxGetDevice")) != CONVCAT_OK)
+        return st;
+    int major = 0, minor = 0;
+    if ((st = cvc_cuda_check(drv->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, *dev),
+                             "cuDeviceGetAttribute")) != CONVCAT_OK ||
+        (st = cvc_cuda_check(drv->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, *dev),
+                             "cuDeviceGetAttribute")) != CONVCAT_OK ||
+        (st = cvc_cuda_check(drv->cuDeviceGetAttribute(sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, *dev),
+                             "cuDeviceGetAttribute")) != CONVCAT_OK)
+        return st;
+    /* sm_90a code runs on compute capability 9.0 only, sm_100a on 10.0 only. */
+    *arch = major == 9 && minor == 0 ? CONVCAT_ARCH_SM90A
+          : major == 10 && minor == 0 ? CONVCAT_ARCH_SM100A : CONVCAT_ARCH_ANY;
+    return CONVCAT_OK;
+}
+
+convcat_status convcat_device_arch(convcat_arch *arch_out, int *sm_count_out)
+{
+    const cvc_driver *drv;
+    CUdevice dev;
+    int sms = 0;
+    convcat_arch arch = CONVCAT_ARCH_ANY;
+    convcat_status st = cvc_driver_get(&drv);
+    if (st == CONVCAT_OK)
+        st = current_device(drv, &dev, &arch, &sms);
+    if (arch_out)
+        *arch_out = arch;
+    if (sm_count_out)
+        *sm_count_out = sms;
+    return st;
+}
+
+/* Device limits a kernel needs: arch, opt-in shared memory, clusters. */
+static convcat_status check_device(const cvc_driver *drv, const cvc_entry *e, CUdevice dev, convcat_arch arch)
+{
+    if (e->k.arch != arch)
+        return cvc_fail(CONVCAT_ERR_NO_DEVICE, "%s is %s code; the current device is %s", e->key,
+                        convcat_arch_name(e->k.arch),
+                        arch == CONVCAT_ARCH_ANY ? "neither sm_90 nor sm_100" : convcat_arch_name(arch));
+    int smem = 0, clusters = 0;
+    convcat_status st = cvc_cuda_check(
+        drv->cuDeviceGetAttribute(&smem, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev),
+        "cuDeviceGetAttribute");
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuDeviceGetAttribute(&clusters, CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH, dev),
+                            "cuDeviceGetAttribute");
+    if (st != CONVCAT_OK)
+        return st;
+    if (e->smem_bytes > smem)
+        return cvc_fail(CONVCAT_ERR_NO_DEVICE, "%s needs %d bytes of shared memory per block; the device allows %d",
+                        e->key, e->smem_bytes, smem);
+    if (e->k.cluster_m * e->k.cluster_n > 1 && !clusters)
+        return cvc_fail(CONVCAT_ERR_NO_DEVICE, "%s launches clusters; the device cannot", e->key);
+    return CONVCAT_OK;
+}
+
+static void fill_params(const cvc_entry *e, const convcat_problem *p, cvc_params *k)
+{
+    cvc_gemm g;
+    cvc_problem_gemm(p, &g, NULL, 0);   /* checked by the rules before */
+    memset(k, 0, sizeof *k);
+    k->ldy = p->k;
+    k->gemm_m = (int32_t)g.m;
+    k->gemm_n = (int32_t)g.n;
+    k->channels = p->c;
+    k->c_blocks = (int32_t)ceil_div(p->c, e->k.tile_k);
+    k->k_iters = p->t * p->r * p->s * k->c_blocks;
+    k->out_q = g.q, k->out_p = g.p, k->out_z = g.z;
+    k->stride_w = p->stride[2], k->stride_h = p->stride[1], k->stride_d = p->stride[0];
+    k->pad_w = p->pad_lo[2], k->pad_h = p->pad_lo[1], k->pad_d = p->pad_lo[0];
+    k->dil_w = p->dilation[2], k->dil_h = p->dilation[1], k->dil_d = p->dilation[0];
+    k->filt_s = p->s, k->filt_r = p->r, k->filt_t = p->t;
+    k->cluster_tiles_m = (int32_t)ceil_div(ceil_div(g.m, e->k.tile_m), e->k.cluster_m);
+    k->cluster_tiles_n = (int32_t)ceil_div(ceil_div(g.n, e->k.tile_n), e->k.cluster_n);
+}
+
+/* Persistent grid: as many clusters as fit at once, at most one per cluster tile. */
+static convcat_status size_grid(const cvc_driver *drv, convcat_plan *pl, int sms)
+{
+    const cvc_entry *e = pl->e;
+    const int64_t tiles = (int64_t)pl->params.cluster_tiles_m * pl->params.cluster_tiles_n;
+    int64_t fit = sms / pl->cluster;
+    if (pl->cluster > 1) {
+        CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+        attr.value.clusterDim.x = (unsigned)pl->cluster;
+        attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+        CUlaunchConfig cfg = {.gridDimX = (unsigned)(fit * pl->cluster), .gridDimY = 1, .gridDimZ = 1,
+                              .blockDimX = (unsigned)e->threads, .blockDimY = 1, .blockDimZ = 1,
+                              .sharedMemBytes = (unsigned)e->smem_bytes, .attrs = &attr, .numAttrs = 1};
+        int active = 0;
+        convcat_status st = cvc_cuda_check(
+            drv->cuOccupancyMaxActiveClusters(&active, (CUfunction)pl->kernel, &cfg),
+            "cuOccupancyMaxActiveClusters");
+        if (st != CONVCAT_OK)
+            return st;
+        if (active < 1)
+            return cvc_fail(CONVCAT_ERR_NO_DEVICE, "%s: no cluster of %d CTAs fits on the device", e->key,
+                            pl->cluster);
+        fit = active;
+    }
+    pl->grid = (int)((tiles < fit ? tiles : fit) * pl->cluster);
+    return CONVCAT_OK;
+}
+
+static convcat_status pick(const convcat_catalog *cat, const convcat_problem *p, convcat_arch arch, int sms,
+                           size_t *index)
+{
+    convcat_candidate *c = malloc((cat->count ? cat->count : 1) * sizeof *c);
+    if (!c)
+        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory ranking kernels");
+    size_t rows = 0, ok = 0;
+    convcat_status st = convcat_query(cat, p, arch, sms, c, cat->count, &rows, &ok);
+    if (st == CONVCAT_OK && ok == 0)
+        st = rows ? cvc_fail(CONVCAT_ERR_NOT_FOUND, "none of the %zu %s kernels can run the problem; e.g. %s: %s",
+                             rows, convcat_arch_name(arch), cat->entries[c[0].index].key, c[0].reason)
+                  : cvc_fail(CONVCAT_ERR_NOT_FOUND, "the catalog has no %s kernels", convcat_arch_name(arch));
+    if (st == CONVCAT_OK)
+        *index = c[0].index;
+    free(c);
+    return st;
+}
+
+convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat_problem *p, size_t index,
+                                   convcat_plan **out)
+{
+    if (!catalog || !p || !out || (index != CONVCAT_AUTO && index >= catalog->count))
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_plan_create: NULL argument or no entry %zu", index);
+    *out = NULL;
+    convcat_catalog *cat = (convcat_catalog *)catalog;   /* lazy code loading is internally locked */
+    const cvc_driver *drv;
+    CUdevice dev;
+    convcat_arch arch;
+    int sms;
+    convcat_status st = cvc_driver_get(&drv);
+    if (st == CONVCAT_OK)
+        st = current_device(drv, &dev, &arch, &sms);
+    if (st == CONVCAT_OK && index == CONVCAT_AUTO)
+        st = arch == CONVCAT_ARCH_ANY ? cvc_fail(CONVCAT_ERR_NO_DEVICE, "the current device is neither sm_90 nor sm_100")
+                                      : pick(cat, p, arch, sms, &index);
+    if (st != CONVCAT_OK)
+        return st;
+    const cvc_entry *e = &cat->entries[index];
+    char why[192];
+    if (cvc_check_entry(e, p, why, sizeof why) != CONVCAT_OK)
+        return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "%s cannot run the problem: %s", e->key, why);
+    if ((st = check_device(drv, e, dev, arch)) != CONVCAT_OK)
+        return st;
+    void *kernel = NULL;
+    if ((st = cvc_entry_kernel(cat, (cvc_entry *)e, &kernel)) != CONVCAT_OK)
+        return st;
+    st = cvc_cuda_check(drv->cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                  e->smem_bytes, (CUkernel)kernel, dev),
+                        "cuKernelSetAttribute(max dynamic shared memory)");
+    if (st != CONVCAT_OK)
+        return st;
+    convcat_plan *pl = calloc(1, sizeof *pl);
+    if (!pl)
+        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory making a plan");
+    pl->cat = cat;
+    pl->index = index;
+    pl->e = e;
+    pl->problem = *p;
+    pl->kernel = (CUkernel)kernel;
+    pl->device = dev;
+    pl->cluster = e->k.cluster_m * e->k.cluster_n;
+    fill_params(e, p, &pl->params);
+    cvc_tma_fprop(e, p, &pl->a, &pl->b);
+    if ((st = size_grid(drv, pl, sms)) != CONVCAT_OK) {
+        free(pl);
+        return st;
+    }
+    *out = pl;
+    return CONVCAT_OK;
+}
+
+convcat_status convcat_plan_info_get(const convcat_plan *pl, convcat_plan_info *info)
+{
+    if (!pl || !info)
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_plan_info_get: NULL argument");
+    *info = (convcat_plan_info){.index = pl->index, .grid = pl->grid, .cluster = pl->cluster,
+                                .threads = pl->e->threads, .smem_bytes = pl->e->smem_bytes,
+                                .workspace_bytes = 0};
+    return CONVCAT_OK;
+}
+
+void convcat_plan_destroy(convcat_plan *pl)
+{
+    free(pl);
+}
+
+static CUtensorMapDataType map_type(convcat_dtype t)
+{
+    switch (t) {
+    case CONVCAT_BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case CONVCAT_F32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case CONVCAT_TF32: return CU_TENSOR_MAP_DATA_TYPE_TFLOAT32;
+    case CONVCAT_E4M3:
+    case CONVCAT_E5M2: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    default: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    }
+}
+
+static CUtensorMapSwizzle map_swizzle(int bytes)
+{
+    return bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+         : bytes == 64  ? CU_TENSOR_MAP_SWIZZLE_64B
+         : bytes == 32  ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_NONE;
+}
+
+static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t, void *stream)
+{
+    if (!pl || !t)
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_plan_run: NULL plan or tensors");
+    if (!t->x || !t->w || !t->y)
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_plan_run: x, w and y must be device pointers");
+    if (t->beta != 0.0f && !t->c)
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_plan_run: beta is %g but c is NULL", (double)t->beta);
+    if (!aligned16(t->x) || !aligned16(t->w) || !aligned16(t->y) || (t->beta != 0.0f && !aligned16(t->c)))
+        return cvc_fail(CONVCAT_ERR_MISALIGNED, "convcat_plan_run: x, w, y (and c) must be 16-byte aligned");
+    const cvc_driver *drv;
+    convcat_status st = cvc_driver_get(&drv);
+    if (st != CONVCAT_OK)
+        return st;
+    CUdevice dev;
+    if ((st = cvc_cuda_check(drv->cuCtxGetDevice(&dev), "cuCtxGetDevice")) != CONVCAT_OK)
+        return st;
+    if (dev != pl->device)
+        return cvc_fail(CONVCAT_ERR_NO_DEVICE, "the plan was made for device %d; the current device is %d",
+                        (int)pl->device, (int)dev);
+
+    CUtensorMap map_a, map_b;   /* _Alignas(128) in CUDA 13's cuda.h */
+    const cvc_im2col_desc *a = &pl->a;
+    const cvc_tiled_desc *b = &pl->b;
+    st = cvc_cuda_check(drv->cuTensorMapEncodeIm2col(
+                            &map_a, map_type(pl->problem.a_type), (cuuint32_t)a->rank, (void *)t->x, a->dims,
+                            a->strides, a->lower, a->upper, a->channels_per_pixel, a->pixels_per_column,
+                            a->elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, map_swizzle(a->swizzle_bytes),
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                        "cuTensorMapEncodeIm2col (activations)");
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuTensorMapEncodeTiled(
+                                &map_b, map_type(pl->problem.b_type), (cuuint32_t)b->rank, (void *)t->w, b->dims,
+                                b->strides, b->box, b->elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                map_swizzle(b->swizzle_bytes), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                            "cuTensorMapEncodeTiled (filters)");
+    if (st != CONVCAT_OK)
+        return st;
+
+    cvc_params params = pl->params;
+    params.y = t->y;
+    params.c = t->beta != 0.0f ? t->c : NULL;
+    params.alpha = t->alpha;
+    params.beta = t->beta;
+    CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+    attr.value.clusterDim.x = (unsigned)pl->cluster;
+    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    CUlaunchConfig cfg = {.gridDimX = (unsigned)pl->grid, .gridDimY = 1, .gridDimZ = 1,
+                          .blockDimX = (unsigned)pl->e->threads, .blockDimY = 1, .blockDimZ = 1,
+                          .sharedMemBytes = (unsigned)pl->e->smem_bytes, .hStream = (CUstream)stream,
+                          .attrs = &attr, .numAttrs = pl->cluster > 1 ? 1 : 0};
+    void *args[] = {&map_a, &map_b, &params};
+    return cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
+}

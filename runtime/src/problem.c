@@ -1,0 +1,186 @@
+/* problem.c: convolution problems and the rules a kernel checks before it runs one.
+ *
+ * cvc_check_entry() is can_implement: the problem rules of DESIGN.md and of
+ * the seed collective, each returning a sentence.  A problem is either
+ * refused here (or by the device checks of convcat_plan_create) or computed
+ * correctly: nothing a kernel cannot do may reach it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const axis_name[3] = {"D", "H", "W"};
+
+void convcat_problem_init(convcat_problem *p)
+{
+    if (!p)
+        return;
+    *p = (convcat_problem){.op = CONVCAT_FPROP, .dims = 2, .n = 1, .d = 1, .h = 1, .w = 1, .c = 1,
+                           .k = 1, .t = 1, .r = 1, .s = 1, .stride = {1, 1, 1},
+                           .dilation = {1, 1, 1}, .groups = 1, .mode = CONVCAT_CROSS_CORRELATION,
+                           .a_type = CONVCAT_BF16, .b_type = CONVCAT_BF16, .out_type = CONVCAT_BF16};
+}
+
+/* Output extent along one axis, or -1 when the window does not fit once. */
+static int64_t out_extent(int in, int filt, int lo, int hi, int stride, int dil)
+{
+    const int64_t span = (int64_t)in + lo + hi - ((int64_t)(filt - 1) * dil + 1);
+    return span < 0 ? -1 : span / stride + 1;
+}
+
+convcat_status cvc_problem_gemm(const convcat_problem *p, cvc_gemm *g, char *why, size_t n)
+{
+    if (!p) {
+        cvc_say(why, n, "problem is NULL");
+        return CONVCAT_ERR_INVALID_ARGUMENT;
+    }
+    if (p->dims < 1 || p->dims > 3) {
+        cvc_say(why, n, "dims %d: a problem has 1, 2 or 3 spatial dimensions", p->dims);
+        return CONVCAT_ERR_UNSUPPORTED;
+    }
+    if (p->n < 1 || p->c < 1 || p->k < 1 || p->d < 1 || p->h < 1 || p->w < 1 || p->t < 1 ||
+        p->r < 1 || p->s < 1 || p->groups < 1) {
+        cvc_say(why, n, "extents must be >= 1 (N %d D %d H %d W %d C %d K %d T %d R %d S %d groups %d)",
+                p->n, p->d, p->h, p->w, p->c, p->k, p->t, p->r, p->s, p->groups);
+        return CONVCAT_ERR_UNSUPPORTED;
+    }
+    const int in[3] = {p->d, p->h, p->w}, filt[3] = {p->t, p->r, p->s};
+    int64_t out[3];
+    for (int a = 0; a < 3; ++a) {
+        if (p->pad_lo[a] < 0 || p->pad_hi[a] < 0) {
+            cvc_say(why, n, "padding along %s is negative (%d, %d)", axis_name[a], p->pad_lo[a], p->pad_hi[a]);
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+        if (p->stride[a] < 1 || p->dilation[a] < 1) {
+            cvc_say(why, n, "stride and dilation along %s must be >= 1 (got %d, %d)", axis_name[a],
+                    p->stride[a], p->dilation[a]);
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+        /* Axes a problem of fewer dimensions does not have must be trivial. */
+        if (a < 3 - p->dims && (in[a] != 1 || filt[a] != 1 || p->pad_lo[a] || p->pad_hi[a] ||
+                                p->stride[a] != 1 || p->dilation[a] != 1)) {
+            cvc_say(why, n, "a %dD problem has no %s axis: its extent, filter, padding, stride and "
+                    "dilation must be 1/1/0/1/1", p->dims, axis_name[a]);
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+        out[a] = out_extent(in[a], filt[a], p->pad_lo[a], p->pad_hi[a], p->stride[a], p->dilation[a]);
+        if (out[a] < 1) {
+            cvc_say(why, n, "the filter (%d taps, dilation %d) does not fit the padded input along %s (%d + %d + %d)",
+                    filt[a], p->dilation[a], axis_name[a], in[a], p->pad_lo[a], p->pad_hi[a]);
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+    }
+    g->z = (int)out[0], g->p = (int)out[1], g->q = (int)out[2];
+    g->m = (int64_t)p->n * out[0] * out[1] * out[2];
+    g->n = p->k;
+    g->k = (int64_t)p->t * p->r * p->s * (p->c / p->groups);
+    return CONVCAT_OK;
+}
+
+convcat_status convcat_problem_output(const convcat_problem *p, int *z, int *pp, int *q)
+{
+    cvc_gemm g;
+    char why[192];
+    const convcat_status st = cvc_problem_gemm(p, &g, why, sizeof why);
+    if (st != CONVCAT_OK)
+        return cvc_fail(st, "%s", why);
+    if (z)
+        *z = g.z;
+    if (pp)
+        *pp = g.p;
+    if (q)
+        *q = g.q;
+    return CONVCAT_OK;
+}
+
+double convcat_problem_flops(const convcat_problem *p)
+{
+    cvc_gemm g;
+    if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
+        return 0.0;
+    return 2.0 * (double)g.m * (double)g.n * (double)g.k;
+}
+
+/* ---- the rules ------------------------------------------------------------ */
+
+#define REFUSE(...)                                  \
+    do {                                             \
+        cvc_say(why, n, __VA_ARGS__);                \
+        return CONVCAT_ERR_UNSUPPORTED;              \
+    } while (0)
+
+static convcat_status check_fprop(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g,
+                                  char *why, size_t n)
+{
+    const int eb = cvc_dtype_bytes(p->a_type);
+    const int align = 16 / eb;
+    if (p->c % align)
+        REFUSE("C = %d: channels must be a multiple of %d (16-byte TMA rows of %s)", p->c, align,
+               convcat_dtype_name(p->a_type));
+    const int out_align = 16 / cvc_dtype_bytes(p->out_type);
+    if (p->k % 8 || p->k % out_align)
+        REFUSE("K = %d: output channels must be a multiple of 8 (16-byte filter and output rows)", p->k);
+    /* 32-bit GEMM coordinates inside the kernel, with room for the last cluster's padding tiles. */
+    const int64_t m_span = g->m + (int64_t)e->k.tile_m * e->k.cluster_m;
+    if (m_span > INT32_MAX || g->n > INT32_MAX)
+        REFUSE("GEMM M = N*Z*P*Q = %lld exceeds the kernel's 32-bit pixel index", (long long)g->m);
+    /* TMA descriptors: every limit of cuTensorMapEncodeIm2col / Tiled. */
+    cvc_im2col_desc a;
+    cvc_tiled_desc b;
+    cvc_tma_fprop(e, p, &a, &b);
+    char tma_why[160];
+    if (!cvc_im2col_desc_valid(&a, tma_why, sizeof tma_why))
+        REFUSE("activations: %s", tma_why);
+    if (!cvc_tiled_desc_valid(&b, tma_why, sizeof tma_why))
+        REFUSE("filters: %s", tma_why);
+    return CONVCAT_OK;
+}
+
+convcat_status cvc_check_entry(const cvc_entry *e, const convcat_problem *p, char *why, size_t n)
+{
+    const cvc_key *k = &e->k;
+    cvc_gemm g;
+    if (!p)
+        REFUSE("problem is NULL");
+    if (p->op != k->op)
+        REFUSE("kernel computes %s, problem is %s", convcat_op_name(k->op),
+               convcat_op_name(p->op) ? convcat_op_name(p->op) : "an unknown op");
+    if (p->dims != k->dims)
+        REFUSE("kernel is %dD, problem is %dD", k->dims, p->dims);
+    if (p->a_type != k->a || p->b_type != k->b || p->out_type != k->out)
+        REFUSE("kernel takes %s x %s -> %s, problem is %s x %s -> %s", convcat_dtype_name(k->a),
+               convcat_dtype_name(k->b), convcat_dtype_name(k->out),
+               convcat_dtype_name(p->a_type) ? convcat_dtype_name(p->a_type) : "?",
+               convcat_dtype_name(p->b_type) ? convcat_dtype_name(p->b_type) : "?",
+               convcat_dtype_name(p->out_type) ? convcat_dtype_name(p->out_type) : "?");
+    convcat_status st = cvc_problem_gemm(p, &g, why, n);
+    if (st != CONVCAT_OK)
+        return st;
+    if (p->mode != CONVCAT_CROSS_CORRELATION)
+        REFUSE("convolution mode (flipped filter) is not supported: flip the filter and use cross-correlation");
+    if (p->groups != 1)
+        REFUSE("groups = %d: this kernel is not grouped", p->groups);
+    for (int a = 0; a < 3; ++a)
+        if (p->stride[a] > 8)
+            REFUSE("stride %d along %s: TMA traversal strides are 1..8", p->stride[a], axis_name[a]);
+    switch (k->op) {
+    case CONVCAT_FPROP: return check_fprop(e, p, &g, why, n);
+    default: REFUSE("no %s kernels in this runtime", convcat_op_name(k->op));
+    }
+}
+
+convcat_status convcat_check(const convcat_catalog *cat, size_t index, const convcat_problem *p,
+                             char *why, size_t why_size)
+{
+    if (!cat || index >= cat->count || !p)
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_check: no entry %zu or NULL problem", index);
+    char buf[192];
+    const convcat_status st = cvc_check_entry(&cat->entries[index], p, buf, sizeof buf);
+    if (st != CONVCAT_OK) {
+        cvc_say(why, why_size, "%s", buf);
+        return cvc_fail(st, "%s: %s", cat->entries[index].key, buf);
+    }
+    cvc_say(why, why_size, "ok");
+    return CONVCAT_OK;
+}

@@ -1,0 +1,265 @@
+/* verify.c: fresh random inputs, a poisoned output, one kernel run, the reference, a norm. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/driver.h"
+#include "../src/internal.h"
+#include "reference.h"
+#include "verify.h"
+
+extern const unsigned char cvc_reference_fatbin[];
+extern const size_t cvc_reference_fatbin_size;
+
+typedef struct reference {
+    CUmodule module;
+    CUfunction fill, fprop, compare;
+} reference;
+
+static convcat_status load_reference(const cvc_driver *drv, reference *ref)
+{
+    static reference cached;   /* the tools use one context per process */
+    if (cached.module) {
+        *ref = cached;
+        return CONVCAT_OK;
+    }
+    convcat_status st = cvc_cuda_check(drv->cuModuleLoadData(&cached.module, cvc_reference_fatbin),
+                                       "loading the reference kernels");
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuModuleGetFunction(&cached.fill, cached.module, "cvc_ref_fill"), "cvc_ref_fill");
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuModuleGetFunction(&cached.fprop, cached.module, "cvc_ref_fprop"), "cvc_ref_fprop");
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuModuleGetFunction(&cached.compare, cached.module, "cvc_ref_compare"),
+                            "cvc_ref_compare");
+    if (st != CONVCAT_OK) {
+        memset(&cached, 0, sizeof cached);
+        return st;
+    }
+    *ref = cached;
+    return CONVCAT_OK;
+}
+
+convcat_status cvc_verify_device(int ordinal, char *name, size_t name_size)
+{
+    const cvc_driver *drv;
+    convcat_status st = cvc_driver_get(&drv);
+    if (st != CONVCAT_OK)
+        return st;
+    int count = 0;
+    drv->cuDeviceGetCount(&count);
+    if (ordinal < 0 || ordinal >= count)
+        return cvc_fail(CONVCAT_ERR_NO_DEVICE, "no CUDA device %d (%d present)", ordinal, count);
+    CUdevice dev;
+    CUcontext ctx;
+    if ((st = cvc_cuda_check(drv->cuDeviceGet(&dev, ordinal), "cuDeviceGet")) != CONVCAT_OK ||
+        (st = cvc_cuda_check(drv->cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain")) != CONVCAT_OK ||
+        (st = cvc_cuda_check(drv->cuCtxSetCurrent(ctx), "cuCtxSetCurrent")) != CONVCAT_OK)
+        return st;
+    if (name)
+        drv->cuDeviceGetName(name, (int)name_size, dev);
+    return CONVCAT_OK;
+}
+
+static unsigned grid_for(long long n)
+{
+    long long g = (n + 255) / 256;
+    return (unsigned)(g < 1 ? 1 : g > 8192 ? 8192 : g);
+}
+
+static convcat_status fill(const cvc_driver *drv, const reference *ref, CUdeviceptr p, long long n,
+                           convcat_dtype t, unsigned seed)
+{
+    int type = (int)t;
+    float lo = -1.0f, hi = 1.0f;
+    void *args[] = {&p, &n, &type, &seed, &lo, &hi};
+    return cvc_cuda_check(drv->cuLaunchKernel(ref->fill, grid_for(n), 1, 1, 256, 1, 1, 0, NULL, args, NULL),
+                          "cvc_ref_fill");
+}
+
+typedef struct buffers {
+    CUdeviceptr x, w, y, c, ref, sums;
+    long long nx, nw, ny;
+} buffers;
+
+static void free_buffers(const cvc_driver *drv, buffers *b)
+{
+    CUdeviceptr *all[] = {&b->x, &b->w, &b->y, &b->c, &b->ref, &b->sums};
+    for (size_t i = 0; i < CVC_ARRAY_LEN(all); ++i)
+        if (*all[i])
+            drv->cuMemFree(*all[i]);
+    memset(b, 0, sizeof *b);
+}
+
+static convcat_status alloc(const cvc_driver *drv, CUdeviceptr *p, size_t bytes, const char *what)
+{
+    return cvc_cuda_check(drv->cuMemAlloc(p, bytes ? bytes : 16), what);
+}
+
+/* Allocate x, w, y (and c, ref) for p and fill x, w, c with fresh random data. */
+static convcat_status make_buffers(const cvc_driver *drv, const reference *ref, const convcat_problem *p,
+                                   unsigned seed, int with_c, int with_ref, buffers *b)
+{
+    cvc_gemm g;
+    char why[192];
+    memset(b, 0, sizeof *b);
+    if (cvc_problem_gemm(p, &g, why, sizeof why) != CONVCAT_OK)
+        return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "%s", why);
+    b->nx = (long long)p->n * p->d * p->h * p->w * p->c;
+    b->nw = (long long)p->k * p->t * p->r * p->s * (p->c / p->groups);
+    b->ny = g.m * g.n;
+    const int ob = cvc_dtype_bytes(p->out_type);
+    convcat_status st = alloc(drv, &b->x, (size_t)b->nx * cvc_dtype_bytes(p->a_type), "allocating x");
+    if (st == CONVCAT_OK)
+        st = alloc(drv, &b->w, (size_t)b->nw * cvc_dtype_bytes(p->b_type), "allocating w");
+    if (st == CONVCAT_OK)
+        st = alloc(drv, &b->y, (size_t)b->ny * ob, "allocating y");
+    if (st == CONVCAT_OK && with_c)
+        st = alloc(drv, &b->c, (size_t)b->ny * ob, "allocating c");
+    if (st == CONVCAT_OK && with_ref)
+        st = alloc(drv, &b->ref, (size_t)b->ny * sizeof(float), "allocating the reference");
+    if (st == CONVCAT_OK && with_ref)
+        st = alloc(drv, &b->sums, 3 * sizeof(double), "allocating sums");
+    if (st == CONVCAT_OK)
+        st = fill(drv, ref, b->x, b->nx, p->a_type, seed);
+    if (st == CONVCAT_OK)
+        st = fill(drv, ref, b->w, b->nw, p->b_type, seed + 1);
+    if (st == CONVCAT_OK && with_c)
+        st = fill(drv, ref, b->c, b->ny, p->out_type, seed + 2);
+    /* Poison: all-ones bytes are NaN in f16, bf16 and f32. */
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuMemsetD32(b->y, 0xFFFFFFFFu, (size_t)b->ny * ob / 4), "poisoning y");
+    if (st != CONVCAT_OK)
+        free_buffers(drv, b);
+    return st;
+}
+
+static double tolerance(convcat_dtype out)
+{
+    /* Norm-wise bounds: the output's rounding dominates (bf16 keeps 8 bits, f16 11);
+     * f32 output differs from the reference only in summation order. */
+    switch (out) {
+    case CONVCAT_BF16: return 1e-2;
+    case CONVCAT_F16: return 3e-3;
+    default: return 1e-4;
+    }
+}
+
+convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem *p, size_t index,
+                              unsigned seed, float alpha, float beta, cvc_verify *out)
+{
+    const cvc_driver *drv;
+    reference ref;
+    buffers b;
+    convcat_plan *plan = NULL;
+    memset(out, 0, sizeof *out);
+    convcat_status st = cvc_driver_get(&drv);
+    if (st == CONVCAT_OK)
+        st = load_reference(drv, &ref);
+    if (st == CONVCAT_OK)
+        st = convcat_plan_create(cat, p, index, &plan);
+    if (st != CONVCAT_OK)
+        return st;
+    convcat_plan_info info;
+    convcat_plan_info_get(plan, &info);
+    out->index = info.index;
+    if ((st = make_buffers(drv, &ref, p, seed, beta != 0.0f, 1, &b)) != CONVCAT_OK) {
+        convcat_plan_destroy(plan);
+        return st;
+    }
+    convcat_tensors t = {.x = (const void *)b.x, .w = (const void *)b.w, .y = (void *)b.y,
+                         .c = (const void *)b.c, .alpha = alpha, .beta = beta};
+    st = convcat_plan_run(plan, &t, NULL);
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuCtxSynchronize(), "the convcat kernel");
+    int z, pp, q;
+    convcat_problem_output(p, &z, &pp, &q);
+    cvc_ref_conv cv = {p->n, p->d, p->h, p->w, p->c, p->k, p->t, p->r, p->s, z, pp, q,
+                       p->pad_lo[0], p->pad_lo[1], p->pad_lo[2], p->stride[0], p->stride[1], p->stride[2],
+                       p->dilation[0], p->dilation[1], p->dilation[2], (int)p->a_type, (int)p->b_type};
+    if (st == CONVCAT_OK) {
+        void *args[] = {&b.x, &b.w, &b.ref, &cv};
+        st = cvc_cuda_check(drv->cuLaunchKernel(ref.fprop, grid_for(b.ny), 1, 1, 256, 1, 1, 0, NULL, args, NULL),
+                            "cvc_ref_fprop");
+    }
+    double sums[3] = {0, 0, 0};
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuMemcpyHtoD(b.sums, sums, sizeof sums), "clearing sums");
+    if (st == CONVCAT_OK) {
+        int yt = (int)p->out_type;
+        long long n = b.ny;
+        void *args[] = {&b.y, &yt, &b.ref, &b.c, &alpha, &beta, &n, &b.sums};
+        st = cvc_cuda_check(drv->cuLaunchKernel(ref.compare, grid_for(n), 1, 1, 256, 1, 1, 0, NULL, args, NULL),
+                            "cvc_ref_compare");
+    }
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuMemcpyDtoH(sums, b.sums, sizeof sums), "reading sums");
+    if (st == CONVCAT_OK) {
+        out->rel_err = sums[1] > 0 ? __builtin_sqrt(sums[0] / sums[1]) : __builtin_sqrt(sums[0]);
+        out->nonfinite = (long long)sums[2];
+        out->tolerance = tolerance(p->out_type);
+        out->passed = out->nonfinite == 0 && out->rel_err <= out->tolerance;
+    }
+    free_buffers(drv, &b);
+    convcat_plan_destroy(plan);
+    return st;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+convcat_status cvc_time_run(const convcat_catalog *cat, const convcat_problem *p, size_t index, int iters,
+                            double *ms_out, size_t *index_out)
+{
+    const cvc_driver *drv;
+    reference ref;
+    buffers b;
+    convcat_plan *plan = NULL;
+    CUevent ev[2] = {NULL, NULL};
+    float *ms = NULL;
+    convcat_status st = cvc_driver_get(&drv);
+    if (st == CONVCAT_OK)
+        st = load_reference(drv, &ref);
+    if (st == CONVCAT_OK)
+        st = convcat_plan_create(cat, p, index, &plan);
+    if (st != CONVCAT_OK)
+        return st;
+    convcat_plan_info info;
+    convcat_plan_info_get(plan, &info);
+    *index_out = info.index;
+    if ((st = make_buffers(drv, &ref, p, 1234, 0, 0, &b)) != CONVCAT_OK) {
+        convcat_plan_destroy(plan);
+        return st;
+    }
+    convcat_tensors t = {.x = (const void *)b.x, .w = (const void *)b.w, .y = (void *)b.y, .alpha = 1.0f};
+    if (iters < 1)
+        iters = 1;
+    ms = calloc((size_t)iters, sizeof *ms);
+    st = ms ? CONVCAT_OK : cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory");
+    for (int i = 0; st == CONVCAT_OK && i < 2; ++i)
+        st = cvc_cuda_check(drv->cuEventCreate(&ev[i], CU_EVENT_DEFAULT), "cuEventCreate");
+    for (int i = 0; st == CONVCAT_OK && i < 5; ++i)   /* warm-up */
+        st = convcat_plan_run(plan, &t, NULL);
+    for (int i = 0; st == CONVCAT_OK && i < iters; ++i) {
+        drv->cuEventRecord(ev[0], NULL);
+        st = convcat_plan_run(plan, &t, NULL);
+        drv->cuEventRecord(ev[1], NULL);
+        if (st == CONVCAT_OK)
+            st = cvc_cuda_check(drv->cuEventSynchronize(ev[1]), "timing run");
+        if (st == CONVCAT_OK)
+            st = cvc_cuda_check(drv->cuEventElapsedTime(&ms[i], ev[0], ev[1]), "cuEventElapsedTime");
+    }
+    if (st == CONVCAT_OK) {
+        qsort(ms, (size_t)iters, sizeof *ms, by_value);
+        *ms_out = ms[iters / 2];
+    }
+    for (int i = 0; i < 2; ++i)
+        if (ev[i])
+            drv->cuEventDestroy(ev[i]);
+    free(ms);
+    free_buffers(drv, &b);
+    convcat_plan_destroy(plan);
+    return st;
+}

@@ -1,0 +1,40 @@
+/* convcat_kernel_abi.h: the parameter block every convcat kernel takes.
+ *
+ * Shared by the generated kernels (CUDA-C, compiled by nvcc) and the runtime
+ * (C11): one definition, so the two cannot drift.  A change to this struct or
+ * to the kernel signature bumps CONVCAT_KERNEL_ABI, which the catalog header
+ * records and the runtime checks before loading any code.
+ *
+ * Kernel signature (sm90a fprop):
+ *   extern "C" __global__ void KEY(const __grid_constant__ CUtensorMap tmap_a,
+ *                                  const __grid_constant__ CUtensorMap tmap_b,
+ *                                  const __grid_constant__ cvc_params p);
+ */
+#ifndef CONVCAT_KERNEL_ABI_H
+#define CONVCAT_KERNEL_ABI_H
+
+#include <stdint.h>
+
+#define CONVCAT_KERNEL_ABI 1
+
+typedef struct cvc_params {
+    void *y;                 /* output, NZPQK, row stride ldy elements */
+    const void *c;           /* residual added as beta*C (same layout as y), NULL when beta == 0 */
+    int64_t ldy;             /* elements between consecutive GEMM rows of y and C */
+    float alpha, beta;
+    int32_t gemm_m;          /* N*Z*P*Q */
+    int32_t gemm_n;          /* K (output channels) */
+    int32_t channels;        /* C */
+    int32_t c_blocks;        /* ceil(C / tile K) */
+    int32_t k_iters;         /* T*R*S*c_blocks: stages of K per tile */
+    int32_t out_q, out_p, out_z;          /* output extents Q (W), P (H), Z (D) */
+    int32_t stride_w, stride_h, stride_d;
+    int32_t pad_w, pad_h, pad_d;          /* lower padding */
+    int32_t dil_w, dil_h, dil_d;
+    int32_t filt_s, filt_r, filt_t;       /* filter extents S (W), R (H), T (D) */
+    int32_t cluster_tiles_m;              /* ceil(tiles_m / cluster_m) */
+    int32_t cluster_tiles_n;              /* ceil(tiles_n / cluster_n) */
+    int32_t reserved[4];
+} cvc_params;
+
+#endif

@@ -1,0 +1,97 @@
+/* cvc_sync.h: mbarriers, fences, cluster barriers and special registers (sm_90+).
+ *
+ * Hand-written PTX, one small wrapper per instruction; sections are those of
+ * the PTX ISA 9.0.  Shared-memory addresses are 32-bit shared::cta addresses
+ * (cvc_smem). Every wrapper that orders memory has a "memory" clobber.
+ */
+#ifndef CVC_SYNC_H
+#define CVC_SYNC_H
+
+#include <stdint.h>
+
+#define CVC_DEV static __device__ __forceinline__
+
+CVC_DEV uint32_t cvc_smem(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* ---- mbarrier (§9.7.13.15) ------------------------------------------------ */
+
+CVC_DEV void cvc_mbar_init(uint32_t bar, uint32_t count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+/* Make barrier inits visible to the async proxy and to the cluster (§9.7.13.4). */
+CVC_DEV void cvc_fence_mbar_init(void)
+{
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+/* Expect `bytes` of TMA traffic, then arrive once (the producer's arrival). */
+CVC_DEV void cvc_mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;"
+                 ::"r"(bar), "r"(bytes) : "memory");
+}
+
+CVC_DEV void cvc_mbar_arrive(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+/* Arrive on the barrier at the same offset in CTA `rank` of the cluster (§9.7.9.23 mapa). */
+CVC_DEV void cvc_mbar_arrive_cluster(uint32_t bar, uint32_t rank)
+{
+    asm volatile("{\n\t.reg .b32 ra;\n\t"
+                 "mapa.shared::cluster.u32 ra, %0, %1;\n\t"
+                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n\t}"
+                 ::"r"(bar), "r"(rank) : "memory");
+}
+
+/* Block until the phase with parity `parity` has completed.  The acquire is
+ * cluster-scoped: the releasing arrivals may come from other CTAs. */
+CVC_DEV void cvc_mbar_wait(uint32_t bar, uint32_t parity)
+{
+    asm volatile("{\n\t.reg .pred p;\n"
+                 "CVC_WAIT:\n\t"
+                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n\t"
+                 "@p bra.uni CVC_DONE;\n\t"
+                 "bra.uni CVC_WAIT;\n"
+                 "CVC_DONE:\n\t}"
+                 ::"r"(bar), "r"(parity) : "memory");
+}
+
+/* ---- clusters (§9.7.13.3, special registers §10) -------------------------- */
+
+CVC_DEV uint32_t cvc_cluster_ctarank(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+CVC_DEV uint32_t cvc_clusterid_x(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+    return r;
+}
+
+CVC_DEV uint32_t cvc_nclusterid_x(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
+    return r;
+}
+
+/* Whole-cluster barrier.  Not .aligned: threads of one warp may reach it at
+ * different times (the producer lane arrives after its siblings). */
+CVC_DEV void cvc_cluster_sync(void)
+{
+    asm volatile("barrier.cluster.arrive.release;\n\t"
+                 "barrier.cluster.wait.acquire;" ::: "memory");
+}
+
+#endif

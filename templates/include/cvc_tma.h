@@ -1,0 +1,127 @@
+/* cvc_tma.h: TMA loads, global -> shared, completing on an mbarrier (sm_90+).
+ *
+ * cp.async.bulk.tensor (PTX ISA 9.0 §9.7.9.25.5.2), tensor maps §5.5.
+ * Coordinates are signed 32-bit elements, innermost dimension first; loads
+ * past the tensor's bounds are zero-filled and still count towards the
+ * barrier's transaction bytes.  im2col offsets are the filter tap times the
+ * dilation (u16; rank 3: 16 bits, rank 4: 8 bits, rank 5: 5 bits used).
+ *
+ * `mask` != 0 multicasts to the CTAs of the cluster whose %cluster_ctarank
+ * bits are set: the data and the complete-tx land at the same smem offsets in
+ * every destination.  `mask` is a compile-time constant at every call site,
+ * so the untaken branch folds away.
+ */
+#ifndef CVC_TMA_H
+#define CVC_TMA_H
+
+#include "cvc_sync.h"
+
+/* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B aligned. */
+typedef struct __align__(128) cvc_tmap {
+    uint64_t opaque[16];
+} cvc_tmap;
+
+CVC_DEV uint64_t cvc_tmap_addr(const cvc_tmap *m)
+{
+    return (uint64_t)m;   /* generic address of the __grid_constant__ parameter */
+}
+
+CVC_DEV void cvc_tma_prefetch(const cvc_tmap *m)
+{
+    asm volatile("prefetch.tensormap [%0];" ::"l"(cvc_tmap_addr(m)) : "memory");
+}
+
+/* ---- im2col: NWC (3d), NHWC (4d), NDHWC (5d) ------------------------------ */
+
+CVC_DEV void cvc_tma_im2col_3d(uint32_t dst, const cvc_tmap *m, uint32_t bar, int c, int w, int n,
+                               uint16_t ow, uint16_t mask)
+{
+    if (mask == 0)
+        asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+                     " [%0], [%1, {%2, %3, %4}], [%5], {%6};"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c), "r"(w), "r"(n), "r"(bar), "h"(ow)
+                     : "memory");
+    else
+        asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+                     ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c), "r"(w), "r"(n), "r"(bar), "h"(ow),
+                     "h"(mask) : "memory");
+}
+
+CVC_DEV void cvc_tma_im2col_4d(uint32_t dst, const cvc_tmap *m, uint32_t bar, int c, int w, int h,
+                               int n, uint16_t ow, uint16_t oh, uint16_t mask)
+{
+    if (mask == 0)
+        asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+                     " [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c), "r"(w), "r"(h), "r"(n), "r"(bar),
+                     "h"(ow), "h"(oh) : "memory");
+    else
+        asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+                     ".multicast::cluster [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c), "r"(w), "r"(h), "r"(n), "r"(bar),
+                     "h"(ow), "h"(oh), "h"(mask) : "memory");
+}
+
+CVC_DEV void cvc_tma_im2col_5d(uint32_t dst, const cvc_tmap *m, uint32_t bar, int c, int w, int h,
+                               int d, int n, uint16_t ow, uint16_t oh, uint16_t od, uint16_t mask)
+{
+    if (mask == 0)
+        asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+                     " [%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10};"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c), "r"(w), "r"(h), "r"(d), "r"(n),
+                     "r"(bar), "h"(ow), "h"(oh), "h"(od) : "memory");
+    else
+        asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+                     ".multicast::cluster [%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c), "r"(w), "r"(h), "r"(d), "r"(n),
+                     "r"(bar), "h"(ow), "h"(oh), "h"(od), "h"(mask) : "memory");
+}
+
+/* ---- tiled: filters KSC (3d), KRSC (4d), KTRSC (5d) ------------------------ */
+
+CVC_DEV void cvc_tma_tile_3d(uint32_t dst, const cvc_tmap *m, uint32_t bar, int c0, int c1, int c2,
+                             uint16_t mask)
+{
+    if (mask == 0)
+        asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                     " [%0], [%1, {%2, %3, %4}], [%5];"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c0), "r"(c1), "r"(c2), "r"(bar) : "memory");
+    else
+        asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                     ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c0), "r"(c1), "r"(c2), "r"(bar),
+                     "h"(mask) : "memory");
+}
+
+CVC_DEV void cvc_tma_tile_4d(uint32_t dst, const cvc_tmap *m, uint32_t bar, int c0, int c1, int c2,
+                             int c3, uint16_t mask)
+{
+    if (mask == 0)
+        asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                     " [%0], [%1, {%2, %3, %4, %5}], [%6];"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+                     : "memory");
+    else
+        asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                     ".multicast::cluster [%0], [%1, {%2, %3, %4, %5}], [%6], %7;"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar),
+                     "h"(mask) : "memory");
+}
+
+CVC_DEV void cvc_tma_tile_5d(uint32_t dst, const cvc_tmap *m, uint32_t bar, int c0, int c1, int c2,
+                             int c3, int c4, uint16_t mask)
+{
+    if (mask == 0)
+        asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                     " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4),
+                     "r"(bar) : "memory");
+    else
+        asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                     ".multicast::cluster [%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4),
+                     "r"(bar), "h"(mask) : "memory");
+}
+
+#endif
