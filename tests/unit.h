@@ -1,0 +1,129 @@
+/* unit.h: what the CPU unit suites share.
+ *
+ * One CUnit executable per runtime module; each main() is
+ *
+ *     return unit_main("name", tests, setup, teardown);
+ *
+ * unit_main runs the tests and turns CUnit's failure counters into the exit
+ * status (CU_basic_run_tests returns CUE_SUCCESS even when tests fail, and
+ * the counters are gone after CU_cleanup_registry): 0 all passed, 1 a test
+ * failed, 99 the setup failed (meson reports 99 as an error, not a failure).
+ */
+#ifndef CONVCAT_TESTS_UNIT_H
+#define CONVCAT_TESTS_UNIT_H
+
+#include <CUnit/Basic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convcat.h"
+
+#define UNIT_SETUP_FAILED 99
+
+/* CU_ASSERT on a status, printing both names when they differ. */
+#define UNIT_ASSERT_STATUS(got, want)                                                            \
+    do {                                                                                         \
+        const int unit_got_ = (int)(got), unit_want_ = (int)(want);                              \
+        if (unit_got_ != unit_want_)                                                             \
+            printf("\n    %s:%d: status %d (%s), wanted %d (%s): %s", __FILE__, __LINE__,        \
+                   unit_got_, convcat_status_string((convcat_status)unit_got_), unit_want_,     \
+                   convcat_status_string((convcat_status)unit_want_), convcat_last_error());     \
+        CU_ASSERT_EQUAL(unit_got_, unit_want_);                                                  \
+    } while (0)
+
+/* CU_ASSERT that `text` contains `part`, printing `text` when it does not. */
+#define UNIT_ASSERT_MENTIONS(text, part)                                                         \
+    do {                                                                                         \
+        const char *unit_text_ = (text);                                                         \
+        const bool unit_ok_ = unit_text_ && strstr(unit_text_, (part)) != NULL;                  \
+        if (!unit_ok_)                                                                           \
+            printf("\n    %s:%d: \"%s\" does not mention \"%s\"", __FILE__, __LINE__,             \
+                   unit_text_ ? unit_text_ : "(null)", (part));                                  \
+        CU_ASSERT_TRUE(unit_ok_);                                                                \
+    } while (0)
+
+/* A path from the environment (set by tests/meson.build), or NULL with a message. */
+static inline const char *unit_env_path(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) {
+        fprintf(stderr, "%s is not set: run the unit tests with `meson test`\n", name);
+        return NULL;
+    }
+    return v;
+}
+
+/* A whole file in malloc'd memory (NUL-terminated, `*size` excludes the NUL), or NULL. */
+static inline uint8_t *unit_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "cannot open %s\n", path);
+        return NULL;
+    }
+    uint8_t *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n + 4096 + 1 > cap) {
+            cap = (n + 4096 + 1) * 2;
+            uint8_t *grown = realloc(buf, cap);
+            if (!grown) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = grown;
+        }
+        const size_t got = fread(buf + n, 1, 4096, f);
+        n += got;
+        if (got < 4096)
+            break;
+    }
+    const bool failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        fprintf(stderr, "cannot read %s\n", path);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    *size = n;
+    return buf;
+}
+
+/* Run `tests` as one suite; the exit status of the executable. */
+static inline int unit_main(const char *suite, CU_TestInfo *tests, CU_InitializeFunc setup,
+                            CU_CleanupFunc teardown)
+{
+    CU_SuiteInfo suites[] = {{suite, setup, teardown, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
+    if (CU_initialize_registry() != CUE_SUCCESS) {
+        fprintf(stderr, "%s: cannot initialise CUnit: %s\n", suite, CU_get_error_msg());
+        return UNIT_SETUP_FAILED;
+    }
+    if (CU_register_suites(suites) != CUE_SUCCESS) {
+        fprintf(stderr, "%s: cannot register the tests: %s\n", suite, CU_get_error_msg());
+        CU_cleanup_registry();
+        return UNIT_SETUP_FAILED;
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    const CU_ErrorCode run = CU_basic_run_tests();
+    /* Read the counters now: CU_cleanup_registry resets them. */
+    const unsigned suites_failed = CU_get_number_of_suites_failed();
+    const unsigned tests_run = CU_get_number_of_tests_run();
+    const unsigned tests_failed = CU_get_number_of_tests_failed();
+    const unsigned failures = CU_get_number_of_failures();
+    const unsigned asserts = CU_get_number_of_asserts();
+    CU_cleanup_registry();
+    printf("\n%s: %u tests, %u asserts, %u tests failed, %u assert failures\n", suite, tests_run, asserts,
+           tests_failed, failures);
+    if (run != CUE_SUCCESS || suites_failed) {
+        fprintf(stderr, "%s: the suite could not run (setup failed)\n", suite);
+        return UNIT_SETUP_FAILED;
+    }
+    return tests_failed || failures || tests_run == 0 ? 1 : 0;
+}
+
+#endif
