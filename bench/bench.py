@@ -1,0 +1,695 @@
+#!/usr/bin/env python3
+"""convcat against cuDNN, on the same tensors, in one process.
+
+Usage (on the GPU machine, from the repository root):
+    python3 bench/bench.py PROBLEMS.txt [--dtypes bf16,fp16] [--ops fprop] [--all-ops]
+                           [--lib build/runtime/libconvcat.so] [--catalog build/catalog/convcat.catalog]
+                           [--max-candidates N] [--json OUT.json]
+    python3 bench/bench.py PROBLEMS.txt --selftest      # CPU only: no torch, no GPU
+
+PROBLEMS.txt has the format of shared/bench/layers.txt (see cudnn_baseline.py there); the optional
+columns pad_d_hi pad_h_hi pad_w_hi give asymmetric padding.
+
+What it does, per problem row and data type:
+  1. makes the tensors once with PyTorch, random data, stored channel-innermost as convcat wants
+     (x: N,D,H,W,C; w: K,T,R,S,C; y: N,Z,P,Q,K); PyTorch sees them through permuted views, which
+     are channels_last / channels_last_3d for 2D/3D (for 1D the view is N,C,W with C innermost);
+  2. times cuDNN through torch.nn.functional.conv{1,2,3}d (or aten.convolution_backward for
+     dgrad/wgrad) the way cudnn_baseline.py does: cudnn.benchmark on, CUDA events, median of 50
+     runs after 10 warm-ups; its output is the reference;
+  3. asks libconvcat (through ctypes) for every kernel that can run the problem, ranked by its
+     heuristic; for each one: plan, run once into an output poisoned with NaN, compare with the
+     reference (||a-b|| / ||b|| in float64, FAIL above 2e-2), then time it the same way as cuDNN;
+  4. reports cuDNN, the heuristic's pick (the first ranked kernel, what CONVCAT_AUTO takes), the
+     fastest correct kernel, and their ratios; the bf16 8192^3 torch.matmul rate measured at the
+     start is the "peak" each row is compared with.
+TFLOP/s = 2*M*N*K / median time, as in cudnn_baseline.py.  Exit status 1 if any check failed.
+
+--selftest checks the ctypes mirrors of convcat.h's structs against the C layout, opens the catalog
+and ranks the kernels for every row (convcat_query runs without a GPU).
+"""
+import argparse
+import ctypes
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+TOLERANCE = 2e-2
+DEVICE = "cuda"
+DTYPES = ("bf16", "fp16", "fp32")
+OPS = ("fprop", "dgrad", "wgrad")
+
+# ---------------------------------------------------------------------------
+# Problem files
+
+
+def load(path):
+    """Rows of a problem file as dicts; pad_X_hi defaults to pad_X (same as cudnn_baseline.py)."""
+    rows = []
+    with open(path) as fh:
+        cols = fh.readline().split()
+        for line in fh:
+            if not line.strip() or line.startswith("#"):
+                continue
+            v = dict(zip(cols, line.split()))
+            r = {k: (v[k] if k in ("name", "op") else int(v[k])) for k in v}
+            for ax in "dhw":
+                r.setdefault(f"pad_{ax}_hi", r[f"pad_{ax}"])
+            rows.append(r)
+    return rows
+
+
+def out_extent(i, k, lo, hi, s, d):
+    return (i + lo + hi - ((k - 1) * d + 1)) // s + 1
+
+
+def geometry(r):
+    """The row's spatial axes (3D, 2D or 1D as convcat's kernels expect) and their extents."""
+    is3d = r["D"] > 1 or r["T"] > 1
+    is1d = not is3d and r["H"] == 1 and r["R"] == 1
+    axes = "dhw" if is3d else ("w" if is1d else "hw")
+    ext = {"d": ("D", "T"), "h": ("H", "R"), "w": ("W", "S")}
+    g = dict(axes=axes, dims=len(axes),
+             sp_in=[r[ext[a][0]] for a in axes], flt=[r[ext[a][1]] for a in axes],
+             pad_lo=[r[f"pad_{a}"] for a in axes], pad_hi=[r[f"pad_{a}_hi"] for a in axes],
+             stride=[r[f"stride_{a}"] for a in axes], dil=[r[f"dil_{a}"] for a in axes])
+    g["sp_out"] = [out_extent(*v) for v in zip(g["sp_in"], g["flt"], g["pad_lo"], g["pad_hi"], g["stride"], g["dil"])]
+    g["flops"] = 2.0 * r["N"] * math.prod(g["sp_out"]) * r["K"] * (r["C"] // r["groups"]) * math.prod(g["flt"])
+    return g
+
+
+# ---------------------------------------------------------------------------
+# ctypes mirror of runtime/include/convcat.h
+
+CONVCAT_OK, CONVCAT_ERR_NO_DEVICE = 0, -8
+CONVCAT_ARCH_SM90A = 1
+CONVCAT_AUTO = ctypes.c_size_t(-1).value
+CONVCAT_DTYPE = {"fp16": (1, 1, 1), "bf16": (2, 2, 2), "fp32": (3, 3, 4)}   # a, b, out: fp32 = tf32 x tf32 -> f32
+CONVCAT_OP = {"fprop": 0, "dgrad": 1, "wgrad": 2}
+
+c_int3 = ctypes.c_int * 3
+
+
+class Problem(ctypes.Structure):
+    _fields_ = [("op", ctypes.c_int), ("dims", ctypes.c_int),
+                ("n", ctypes.c_int), ("d", ctypes.c_int), ("h", ctypes.c_int), ("w", ctypes.c_int),
+                ("c", ctypes.c_int), ("k", ctypes.c_int), ("t", ctypes.c_int), ("r", ctypes.c_int),
+                ("s", ctypes.c_int), ("pad_lo", c_int3), ("pad_hi", c_int3), ("stride", c_int3),
+                ("dilation", c_int3), ("groups", ctypes.c_int), ("mode", ctypes.c_int),
+                ("a_type", ctypes.c_int), ("b_type", ctypes.c_int), ("out_type", ctypes.c_int)]
+
+
+class Candidate(ctypes.Structure):
+    _fields_ = [("index", ctypes.c_size_t), ("ok", ctypes.c_int), ("predicted_us", ctypes.c_double),
+                ("reason", ctypes.c_char * 192)]
+
+
+class PlanInfo(ctypes.Structure):
+    _fields_ = [("index", ctypes.c_size_t), ("grid", ctypes.c_int), ("cluster", ctypes.c_int),
+                ("threads", ctypes.c_int), ("smem_bytes", ctypes.c_int), ("workspace_bytes", ctypes.c_size_t)]
+
+
+class Tensors(ctypes.Structure):
+    _fields_ = [("x", ctypes.c_void_p), ("w", ctypes.c_void_p), ("y", ctypes.c_void_p), ("c", ctypes.c_void_p),
+                ("alpha", ctypes.c_float), ("beta", ctypes.c_float),
+                ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_size_t)]
+
+
+class EntryInfo(ctypes.Structure):
+    _fields_ = [("key", ctypes.c_char_p), ("arch", ctypes.c_int), ("op", ctypes.c_int), ("dims", ctypes.c_int),
+                ("a_type", ctypes.c_int), ("b_type", ctypes.c_int), ("acc_type", ctypes.c_int),
+                ("out_type", ctypes.c_int), ("tile_m", ctypes.c_int), ("tile_n", ctypes.c_int),
+                ("tile_k", ctypes.c_int), ("stages", ctypes.c_int), ("cluster_m", ctypes.c_int),
+                ("cluster_n", ctypes.c_int), ("schedule", ctypes.c_int), ("threads", ctypes.c_int),
+                ("smem_bytes", ctypes.c_int), ("registers", ctypes.c_int), ("code_bytes", ctypes.c_size_t)]
+
+
+# sizeof / offsetof as gcc 12 (x86_64, LP64) prints them from bench/struct_layout.c, 2026-11-29.
+STRUCT_LAYOUT = {
+    Problem: (112, dict(dims=4, n=8, k=28, pad_lo=44, pad_hi=56, stride=68, dilation=80, groups=92, mode=96,
+                        out_type=108)),
+    Candidate: (216, dict(ok=8, predicted_us=16, reason=24)),
+    PlanInfo: (32, dict(grid=8, smem_bytes=20, workspace_bytes=24)),
+    Tensors: (56, dict(c=24, alpha=32, beta=36, workspace=40, workspace_bytes=48)),
+    EntryInfo: (88, dict(arch=8, dims=16, tile_m=36, schedule=60, registers=72, code_bytes=80)),
+}
+C_NAMES = {Problem: "convcat_problem", Candidate: "convcat_candidate", PlanInfo: "convcat_plan_info",
+           Tensors: "convcat_tensors", EntryInfo: "convcat_entry_info"}
+
+
+class ConvcatError(RuntimeError):
+    def __init__(self, what, status, text):
+        super().__init__(f"{what}: {text}")
+        self.status = status
+
+
+class Convcat:
+    """libconvcat.so and one open catalog; every call's status is checked."""
+
+    def __init__(self, lib_path, catalog_path):
+        lib = ctypes.CDLL(os.path.abspath(lib_path))
+        P, S = ctypes.POINTER, ctypes.c_size_t
+        sigs = {
+            "convcat_open": [ctypes.c_char_p, P(ctypes.c_void_p)],
+            "convcat_close": [ctypes.c_void_p],
+            "convcat_count": [ctypes.c_void_p],
+            "convcat_entry_info_get": [ctypes.c_void_p, S, P(EntryInfo)],
+            "convcat_problem_init": [P(Problem)],
+            "convcat_problem_output": [P(Problem), P(ctypes.c_int), P(ctypes.c_int), P(ctypes.c_int)],
+            "convcat_problem_flops": [P(Problem)],
+            "convcat_query": [ctypes.c_void_p, P(Problem), ctypes.c_int, ctypes.c_int, P(Candidate), S, P(S), P(S)],
+            "convcat_plan_create": [ctypes.c_void_p, P(Problem), S, P(ctypes.c_void_p)],
+            "convcat_plan_info_get": [ctypes.c_void_p, P(PlanInfo)],
+            "convcat_plan_destroy": [ctypes.c_void_p],
+            "convcat_plan_run": [ctypes.c_void_p, P(Tensors), ctypes.c_void_p],
+            "convcat_status_string": [ctypes.c_int],
+            "convcat_last_error": [],
+            "convcat_device_arch": [P(ctypes.c_int), P(ctypes.c_int)],
+        }
+        restypes = {"convcat_close": None, "convcat_count": S, "convcat_problem_init": None,
+                    "convcat_problem_flops": ctypes.c_double, "convcat_plan_destroy": None,
+                    "convcat_status_string": ctypes.c_char_p, "convcat_last_error": ctypes.c_char_p}
+        for name, args in sigs.items():
+            fn = getattr(lib, name)
+            fn.argtypes = args
+            fn.restype = restypes.get(name, ctypes.c_int)
+        self.lib = lib
+        self.cat = ctypes.c_void_p()
+        self.check(lib.convcat_open(catalog_path.encode(), ctypes.byref(self.cat)), f"convcat_open {catalog_path}")
+        self.entries = [self.entry(i) for i in range(lib.convcat_count(self.cat))]
+
+    def check(self, status, what):
+        if status != CONVCAT_OK:
+            name = self.lib.convcat_status_string(status) or b"?"
+            raise ConvcatError(what, status, f"{name.decode()}: {self.lib.convcat_last_error().decode()}")
+
+    def close(self):
+        self.lib.convcat_close(self.cat)
+        self.cat = ctypes.c_void_p()
+
+    def entry(self, index):
+        e = EntryInfo()
+        self.check(self.lib.convcat_entry_info_get(self.cat, index, ctypes.byref(e)), "convcat_entry_info_get")
+        return dict(key=e.key.decode(), arch=e.arch, op=e.op, dims=e.dims, a_type=e.a_type, out_type=e.out_type)
+
+    def has_kernels(self, op, dtype):
+        a, _, _ = CONVCAT_DTYPE[dtype]
+        return any(e["op"] == CONVCAT_OP[op] and e["a_type"] == a for e in self.entries)
+
+    def problem(self, r, op, dtype):
+        """The row as a convcat_problem: axes absent from a 1D/2D problem stay 1 (padding 0)."""
+        g = geometry(r)
+        p = Problem()
+        self.lib.convcat_problem_init(ctypes.byref(p))
+        p.op, p.dims = CONVCAT_OP[op], g["dims"]
+        p.n, p.c, p.k, p.groups = r["N"], r["C"], r["K"], r["groups"]
+        for j, a in enumerate(g["axes"]):
+            i = "dhw".index(a)   # convcat's arrays are in D, H, W order
+            setattr(p, a, g["sp_in"][j])
+            setattr(p, "trs"[i], g["flt"][j])
+            p.pad_lo[i], p.pad_hi[i] = g["pad_lo"][j], g["pad_hi"][j]
+            p.stride[i], p.dilation[i] = g["stride"][j], g["dil"][j]
+        p.a_type, p.b_type, p.out_type = CONVCAT_DTYPE[dtype]
+        return p
+
+    def output_extents(self, p):
+        z, pp, q = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        self.check(self.lib.convcat_problem_output(ctypes.byref(p), ctypes.byref(z), ctypes.byref(pp),
+                                                   ctypes.byref(q)), "convcat_problem_output")
+        return z.value, pp.value, q.value
+
+    def flops(self, p):
+        return self.lib.convcat_problem_flops(ctypes.byref(p))
+
+    def query(self, p, sm_count):
+        """(runnable candidates ranked, the others) as dicts with index, key, predicted_us, reason."""
+        cap = max(len(self.entries), 1)
+        rows = (Candidate * cap)()
+        count, ok = ctypes.c_size_t(), ctypes.c_size_t()
+        self.check(self.lib.convcat_query(self.cat, ctypes.byref(p), CONVCAT_ARCH_SM90A, sm_count, rows, cap,
+                                          ctypes.byref(count), ctypes.byref(ok)), "convcat_query")
+        cands = [dict(index=c.index, key=self.entries[c.index]["key"], predicted_us=c.predicted_us,
+                      reason=c.reason.decode()) for c in rows[:count.value]]
+        return cands[:ok.value], cands[ok.value:]
+
+    def why_none(self, p, not_ok):
+        """Why nothing runs p: the reason of a kernel of p's op, dims and types if there is one."""
+        for c in not_ok:
+            e = self.entries[c["index"]]
+            if (e["op"], e["dims"], e["a_type"], e["out_type"]) == (p.op, p.dims, p.a_type, p.out_type):
+                return f"{c['key']}: {c['reason']}"
+        return "no kernel of this op, dims and data types"
+
+    def plan(self, p, index):
+        plan = ctypes.c_void_p()
+        what = "convcat_plan_create " + ("auto" if index == CONVCAT_AUTO else self.entries[index]["key"])
+        self.check(self.lib.convcat_plan_create(self.cat, ctypes.byref(p), index, ctypes.byref(plan)), what)
+        return plan
+
+    def plan_info(self, plan):
+        info = PlanInfo()
+        self.check(self.lib.convcat_plan_info_get(plan, ctypes.byref(info)), "convcat_plan_info_get")
+        return info
+
+    def destroy(self, plan):
+        self.lib.convcat_plan_destroy(plan)
+
+    def run(self, plan, tensors_ref, stream):
+        self.check(self.lib.convcat_plan_run(plan, tensors_ref, stream), "convcat_plan_run")
+
+
+# ---------------------------------------------------------------------------
+# Timing (the method of cudnn_baseline.py)
+
+
+def median_ms(fn, iters=50, warm=10):
+    import torch
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(iters):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(); fn(); b.record(); b.synchronize()
+        ts.append(a.elapsed_time(b))
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def gemm_peak_tflops(n=8192):
+    import torch
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    ms = median_ms(lambda: torch.matmul(a, b))
+    del a, b
+    return 2.0 * n ** 3 / (ms * 1e-3) / 1e12
+
+
+# ---------------------------------------------------------------------------
+# Tensors and cuDNN
+
+
+def to_torch(t):
+    """Channel-innermost storage (N,*spatial,C) -> PyTorch's (N,C,*spatial) view of the same memory."""
+    nd = t.dim() - 2
+    return t.permute(0, nd + 1, *range(1, nd + 1))
+
+
+def to_storage(t):
+    """PyTorch's (N,C,*spatial) -> (N,*spatial,C), a view."""
+    nd = t.dim() - 2
+    return t.permute(0, *range(2, nd + 2), 1)
+
+
+class Case:
+    """One row, op and dtype: the tensors (made once), cuDNN's call and its output as the reference."""
+
+    def __init__(self, r, op, dtype, g):
+        import torch
+        F = torch.nn.functional
+        dev, N, C, K, grp = DEVICE, r["N"], r["C"], r["K"], r["groups"]
+        self.op, self.g = op, g
+        # Storage is channel-innermost; x.randn, w scaled as in cudnn_baseline.py.
+        self.x = torch.randn(N, *g["sp_in"], C, device=dev, dtype=dtype)
+        self.w = torch.randn(K, *g["flt"], C // grp, device=dev, dtype=dtype) * 0.05
+        self.y = torch.randn(N, *g["sp_out"], K, device=dev, dtype=dtype) if op != "fprop" else None   # dy
+        x_t, w_t = to_torch(self.x), to_torch(self.w)
+        if g["dims"] > 1:
+            fmt = torch.channels_last_3d if g["dims"] == 3 else torch.channels_last
+            assert x_t.is_contiguous(memory_format=fmt) and w_t.is_contiguous(memory_format=fmt)
+        # PyTorch has no asymmetric padding: pad x once, outside the timing, and convolve unpadded.
+        self.prepadded = g["pad_lo"] != g["pad_hi"]
+        pad = g["pad_lo"]
+        if self.prepadded:
+            pairs = [v for lo_hi in zip(reversed(g["pad_lo"]), reversed(g["pad_hi"])) for v in lo_hi]
+            x_t = to_torch(to_storage(F.pad(x_t, pairs)).contiguous())
+            pad = [0] * g["dims"]
+        conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[g["dims"]]
+        st, dil, nd = g["stride"], g["dil"], g["dims"]
+        if op == "fprop":
+            self.fn = lambda: conv(x_t, w_t, None, st, pad, dil, grp)
+        else:
+            mask = [op == "dgrad", op == "wgrad", False]
+            y_t = to_torch(self.y)
+            self.fn = lambda: torch.ops.aten.convolution_backward(
+                y_t, x_t, w_t, None, st, pad, dil, False, [0] * nd, grp, mask)
+        self.cudnn_ms = median_ms(self.fn)
+        self.ref = self.reference()
+        # convcat writes a fresh tensor of the output's shape; the other two are the inputs above.
+        self.out = torch.empty_like(self.ref, memory_format=torch.contiguous_format)
+
+    def reference(self):
+        """cuDNN's result, as a channel-innermost view like convcat's output."""
+        r = self.fn()
+        if self.op == "fprop":
+            return to_storage(r)
+        if self.op == "wgrad":
+            return to_storage(r[1])
+        dx = r[0]
+        if self.prepadded:
+            for i, (lo, n) in enumerate(zip(self.g["pad_lo"], self.g["sp_in"])):
+                dx = dx.narrow(2 + i, lo, n)
+        return to_storage(dx)
+
+    def cudnn_output_channels_last(self):
+        """Did cuDNN's output come back channel-innermost (a hint of the layout it ran)?"""
+        return self.ref.is_contiguous()
+
+    def tensors(self, workspace):
+        t = Tensors(alpha=1.0, beta=0.0)
+        t.x = (self.out if self.op == "dgrad" else self.x).data_ptr()
+        t.w = (self.out if self.op == "wgrad" else self.w).data_ptr()
+        t.y = (self.out if self.op == "fprop" else self.y).data_ptr()
+        if workspace is not None:
+            t.workspace, t.workspace_bytes = workspace.data_ptr(), workspace.numel()
+        return t
+
+
+def rel_err(a, b):
+    import torch
+    a, b = a.double(), b.double()
+    return float(torch.linalg.vector_norm(a - b) / torch.linalg.vector_norm(b))
+
+
+# ---------------------------------------------------------------------------
+# convcat: every runnable candidate, checked then timed
+
+
+def run_candidate(cc, case, p, cand, stream):
+    """Plan, check against cuDNN (output poisoned with NaN first), time. A dict for the JSON."""
+    import torch
+    res = dict(key=cand["key"], predicted_us=cand["predicted_us"])
+    try:
+        plan = cc.plan(p, cand["index"])
+    except ConvcatError as e:   # device limits are only checked here: not a wrong answer
+        res["error"] = str(e)
+        res["fatal"] = e.status != CONVCAT_ERR_NO_DEVICE
+        return res
+    try:
+        info = cc.plan_info(plan)
+        ws = torch.empty(info.workspace_bytes, device=DEVICE, dtype=torch.uint8) if info.workspace_bytes else None
+        t = case.tensors(ws)
+        tref = ctypes.byref(t)
+        case.out.fill_(float("nan"))
+        cc.run(plan, tref, stream)
+        torch.cuda.synchronize()
+        res["rel_err"] = rel_err(case.out, case.ref)
+        res["grid"], res["cluster"] = info.grid, info.cluster
+        res["ms"] = median_ms(lambda: cc.run(plan, tref, stream))
+    except ConvcatError as e:
+        res["error"], res["fatal"] = str(e), True
+    finally:
+        cc.destroy(plan)
+    return res
+
+
+def check_auto_pick(cc, p, first):
+    """CONVCAT_AUTO must take the query's first candidate; returns a warning or None."""
+    plan = cc.plan(p, CONVCAT_AUTO)
+    try:
+        index = cc.plan_info(plan).index
+    finally:
+        cc.destroy(plan)
+    if index != first["index"]:
+        return f"CONVCAT_AUTO took {cc.entries[index]['key']}, the query ranks {first['key']} first"
+    return None
+
+
+def bench_row(cc, r, op, dtype, args, sm_count, torch_dtype):
+    """Everything for one row/op/dtype, as a dict for the JSON (status: ok, FAIL, skipped: ...)."""
+    import torch
+    g = geometry(r)
+    row = dict(name=r["name"], op=op, dtype=dtype, dims=g["dims"], gflop=g["flops"] / 1e9)
+    if not cc.has_kernels(op, dtype):
+        row["status"] = f"skipped: no kernels ({op} {dtype})"
+        return row
+    p = cc.problem(r, op, dtype)
+    assert cc.output_extents(p)[3 - g["dims"]:] == tuple(g["sp_out"]), "convcat and bench disagree on extents"
+    assert math.isclose(cc.flops(p), g["flops"]), "convcat and bench disagree on FLOPs"
+    ok, not_ok = cc.query(p, sm_count)
+    row["runnable"] = len(ok)
+    if not ok:
+        row["status"] = f"skipped: no kernel can run it ({cc.why_none(p, not_ok)})"
+        return row
+    case = Case(r, op, torch_dtype, g)
+    try:
+        row["cudnn_ms"] = case.cudnn_ms
+        row["cudnn_prepadded"] = case.prepadded
+        row["cudnn_out_channel_innermost"] = case.cudnn_output_channels_last()
+        row["auto_warning"] = check_auto_pick(cc, p, ok[0])
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        limit = args.max_candidates or len(ok)
+        row["candidates"] = [run_candidate(cc, case, p, c, stream) for c in ok[:limit]]
+    finally:
+        del case
+        torch.cuda.empty_cache()
+    summarize(row, g["flops"])
+    return row
+
+
+def tflops(flops, ms):
+    return flops / (ms * 1e-3) / 1e12 if ms else None
+
+
+def summarize(row, flops):
+    """Heuristic pick (first candidate), best correct candidate, worst error, status."""
+    cands = row["candidates"]
+    for c in cands:
+        c["tflops"] = tflops(flops, c.get("ms"))
+        c["passed"] = "error" not in c and c["rel_err"] <= TOLERANCE   # NaN compares False
+    row["cudnn_tflops"] = tflops(flops, row["cudnn_ms"])
+    heur = cands[0]
+    if heur.get("ms") is not None:
+        row["heuristic_key"], row["heuristic_ms"], row["heuristic_tflops"] = heur["key"], heur["ms"], heur["tflops"]
+    good = [c for c in cands if c["passed"]]
+    if good:
+        best = min(good, key=lambda c: c["ms"])
+        row["best_key"], row["best_ms"], row["best_tflops"] = best["key"], best["ms"], best["tflops"]
+    errs = [c["rel_err"] for c in cands if "rel_err" in c]
+    row["max_rel_err"] = max(errs, key=lambda e: math.inf if math.isnan(e) else e) if errs else None
+    failed = [c for c in cands if not c["passed"] and (c.get("fatal", True))]
+    row["status"] = "FAIL" if failed or row["auto_warning"] else "ok"
+
+
+# ---------------------------------------------------------------------------
+# Report
+
+
+HEAD = (f"{'layer':32s} {'GFLOP':>8s} {'cuDNN':>7s} {'heur':>7s} {'best':>7s} {'best/':>6s} {'heur/':>6s} "
+        f"{'best/':>6s} {'max rel':>8s}  best kernel")
+HEAD2 = (f"{'':32s} {'':>8s} {'TFLOP/s':>7s} {'TFLOP/s':>7s} {'TFLOP/s':>7s} {'cuDNN':>6s} {'best':>6s} "
+         f"{'peak':>6s} {'error':>8s}")
+
+
+def fmt(v, spec):
+    return format(v, spec) if v is not None else "-".rjust(int(spec.split(".")[0]))
+
+
+def ratio(a, b):
+    return a / b if a and b else None
+
+
+def print_row(row, peak):
+    name = row["name"] if row["op"] == "fprop" else f"{row['name']} {row['op']}"
+    if row["status"].startswith("skipped"):
+        print(f"{name:32s} {row['gflop']:8.1f}  {row['status']}", flush=True)
+        return
+    b, c, h = row.get("best_tflops"), row["cudnn_tflops"], row.get("heuristic_tflops")
+    line = (f"{name:32s} {row['gflop']:8.1f} {fmt(c, '7.1f')} {fmt(h, '7.1f')} {fmt(b, '7.1f')} "
+            f"{fmt(ratio(b, c), '6.2f')} {fmt(ratio(h, b), '6.2f')} {fmt(ratio(b, peak), '6.2f')} "
+            f"{fmt(row['max_rel_err'], '8.1e')}  {row.get('best_key', '-')}")
+    if row["status"] != "ok":
+        line += "  FAIL"
+    if row["cudnn_prepadded"]:
+        line += "  (cuDNN on a pre-padded x)"
+    print(line, flush=True)
+    for cand in row["candidates"]:
+        if "error" in cand or not cand["passed"]:
+            print(f"    {cand['key']}: {cand.get('error') or 'rel. error %.3e' % cand['rel_err']}", flush=True)
+    if row["auto_warning"]:
+        print(f"    {row['auto_warning']}", flush=True)
+
+
+def geomean(vals):
+    vals = [v for v in vals if v]
+    return (math.exp(sum(map(math.log, vals)) / len(vals)), len(vals)) if vals else (None, 0)
+
+
+def print_geomeans(rows):
+    done = [r for r in rows if r.get("best_tflops") and r.get("heuristic_tflops")]
+    if not done:
+        return
+    print(f"geomean over {len(done)} rows:")
+    for label, f in [("cuDNN TFLOP/s", lambda r: r["cudnn_tflops"]),
+                     ("convcat heuristic TFLOP/s", lambda r: r["heuristic_tflops"]),
+                     ("convcat best TFLOP/s", lambda r: r["best_tflops"]),
+                     ("best / cuDNN", lambda r: r["best_tflops"] / r["cudnn_tflops"]),
+                     ("heuristic / cuDNN", lambda r: r["heuristic_tflops"] / r["cudnn_tflops"]),
+                     ("heuristic / best", lambda r: r["heuristic_tflops"] / r["best_tflops"])]:
+        print(f"  {label:28s} {geomean(f(r) for r in done)[0]:8.3f}")
+
+
+# ---------------------------------------------------------------------------
+# Main
+
+
+def jobs(rows, args):
+    """(row, op) pairs: the row's own op if chosen by --ops, or every --ops op with --all-ops."""
+    ops = args.ops.split(",")
+    for r in rows:
+        for op in (ops if args.all_ops else ([r["op"]] if r["op"] in ops else [])):
+            yield r, op
+
+
+def bench_all(cc, args, peak, sm_count):
+    """One table per dtype, rows printed as they finish; the rows for the JSON."""
+    import torch
+    dts = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+    todo = list(jobs(load(args.problems), args))
+    out = []
+    for dtype in args.dtypes.split(","):
+        print(f"\n## {dtype}\n{HEAD}\n{HEAD2}")
+        rows = []
+        for r, op in todo:
+            try:
+                row = bench_row(cc, r, op, dtype, args, sm_count, dts[dtype])
+            except Exception as e:   # report, go on, exit non-zero at the end
+                row = dict(name=r["name"], op=op, dtype=dtype, gflop=geometry(r)["flops"] / 1e9,
+                           status=f"FAIL: {type(e).__name__}: {e}".splitlines()[0])
+                print(f"{r['name']:32s} {row['status']}", flush=True)
+                torch.cuda.empty_cache()
+            else:
+                print_row(row, peak)
+            rows.append(row)
+        print_geomeans(rows)
+        out += rows
+    return out
+
+
+def bench(args):
+    import torch
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = True
+    torch.cuda.init()
+    torch.zeros(1, device="cuda")   # the primary context is now current on this thread
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    cc = Convcat(args.lib, args.catalog)
+    peak = gemm_peak_tflops()
+    print(f"# {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}, "
+          f"cudnn {torch.backends.cudnn.version()}; catalog {args.catalog}: {len(cc.entries)} kernels")
+    print(f"# bf16 GEMM 8192^3 (torch.matmul): {peak:.1f} TFLOP/s = peak below")
+    rows = bench_all(cc, args, peak, props.multi_processor_count)
+    cc.close()
+    if args.json:
+        out = dict(device=props.name, sm_count=props.multi_processor_count, torch=torch.__version__,
+                   cudnn=torch.backends.cudnn.version(), catalog=args.catalog, lib=args.lib,
+                   problems=args.problems, gemm_peak_tflops=peak, tolerance=TOLERANCE, rows=rows)
+        with open(args.json, "w") as fh:
+            json.dump(out, fh, indent=1)
+    failed = sum(r["status"].startswith("FAIL") for r in rows)
+    if failed:
+        print(f"\n{failed} row(s) FAILED")
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------------------
+# CPU self-test
+
+
+def c_struct_layout():
+    """Compile bench/struct_layout.c with gcc and parse its output; None if that cannot be done."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    inc = os.path.join(here, "..", "runtime", "include")
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "struct_layout")
+        try:
+            subprocess.run(["gcc", "-I", inc, os.path.join(here, "struct_layout.c"), "-o", exe], check=True,
+                           capture_output=True)
+            text = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            return None
+    layout = {}
+    for line in text.splitlines():
+        name, size, *fields = line.split()
+        layout[name] = (int(size), {f.split("=")[0]: int(f.split("=")[1]) for f in fields})
+    return layout
+
+
+def check_structs():
+    bad = 0
+    for cls, (size, offs) in STRUCT_LAYOUT.items():
+        got = (ctypes.sizeof(cls), {f: getattr(cls, f).offset for f in offs})
+        ok = got == (size, offs)
+        bad += not ok
+        print(f"  {C_NAMES[cls]:20s} sizeof {ctypes.sizeof(cls):4d} (C: {size:4d})  offsets "
+              f"{'match' if ok else 'DIFFER: %s vs %s' % (got[1], offs)}")
+    c = c_struct_layout()
+    if c is None:
+        print("  (gcc not available: compared with the recorded C layout only)")
+    else:
+        same = all(c[C_NAMES[cls]] == v for cls, v in STRUCT_LAYOUT.items())
+        bad += not same
+        print(f"  recorded layout {'matches' if same else 'DIFFERS FROM'} gcc's output for convcat.h today")
+    return bad
+
+
+def selftest(args):
+    print("struct layout, ctypes vs C:")
+    bad = check_structs()
+    try:
+        Convcat(args.lib, "/nonexistent/convcat.catalog")
+        bad += 1
+        print("opening a missing catalog did not fail")
+    except ConvcatError as e:
+        print(f"error path: {e}")
+    cc = Convcat(args.lib, args.catalog)
+    print(f"catalog {args.catalog}: {len(cc.entries)} kernels")
+    for r, op in jobs(load(args.problems), args):
+        for dtype in args.dtypes.split(","):
+            name = f"{r['name']} {op} {dtype}"
+            if not cc.has_kernels(op, dtype):
+                print(f"  {name:40s} skipped: no kernels")
+                continue
+            p, g = cc.problem(r, op, dtype), geometry(r)
+            if cc.output_extents(p)[3 - g["dims"]:] != tuple(g["sp_out"]) or not math.isclose(cc.flops(p), g["flops"]):
+                bad += 1
+                print(f"  {name}: extents or FLOPs differ between convcat and bench")
+            ok, not_ok = cc.query(p, 132)
+            pick = f"{ok[0]['key']} ({ok[0]['predicted_us']:.1f} us)" if ok else f"none: {cc.why_none(p, not_ok)}"
+            print(f"  {name:40s} {g['dims']}D {g['flops'] / 1e9:8.1f} GFLOP  {len(ok):3d} runnable  pick {pick}")
+    try:
+        cc.plan(cc.problem(load(args.problems)[0], "fprop", "bf16"), CONVCAT_AUTO)
+        print("convcat_plan_create without a GPU: succeeded (a GPU is here?)")
+    except ConvcatError as e:
+        print(f"convcat_plan_create without a GPU fails as it should: {e}")
+    cc.close()
+    print("selftest", "FAILED" if bad else "passed")
+    return 1 if bad else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("problems", help="problem file, e.g. shared/bench/layers.txt")
+    ap.add_argument("--dtypes", default="bf16,fp16", help="comma list of bf16, fp16, fp32 (default bf16,fp16)")
+    ap.add_argument("--ops", default="fprop", help="comma list of fprop, dgrad, wgrad (default fprop)")
+    ap.add_argument("--all-ops", action="store_true", help="every --ops op for every row, not the row's own")
+    ap.add_argument("--lib", default="build/runtime/libconvcat.so")
+    ap.add_argument("--catalog", default="build/catalog/convcat.catalog")
+    ap.add_argument("--max-candidates", type=int, default=0, help="time only the N best-ranked kernels (0: all)")
+    ap.add_argument("--json", help="write every row and candidate here")
+    ap.add_argument("--selftest", action="store_true", help="CPU-only check of the ctypes binding and queries")
+    args = ap.parse_args()
+    for d in args.dtypes.split(","):
+        if d not in DTYPES:
+            ap.error(f"unknown dtype {d} ({', '.join(DTYPES)})")
+    for o in args.ops.split(","):
+        if o not in OPS:
+            ap.error(f"unknown op {o} ({', '.join(OPS)})")
+    return selftest(args) if args.selftest else bench(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
