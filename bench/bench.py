@@ -284,7 +284,6 @@ def gemm_peak_tflops(n=8192):
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     ms = median_ms(lambda: torch.matmul(a, b))
-    del a, b
     return 2.0 * n ** 3 / (ms * 1e-3) / 1e12
 
 
@@ -676,8 +675,8 @@ def main():
     ap.add_argument("--dtypes", default="bf16,fp16", help="comma list of bf16, fp16, fp32 (default bf16,fp16)")
     ap.add_argument("--ops", default="fprop", help="comma list of fprop, dgrad, wgrad (default fprop)")
     ap.add_argument("--all-ops", action="store_true", help="every --ops op for every row, not the row's own")
-    ap.add_argument("--lib", default="build/runtime/libconvcat.so")
-    ap.add_argument("--catalog", default="build/catalog/convcat.catalog")
+    ap.add_argument("--lib", default="build/runtime/libconvcat.so", help="libconvcat.so to load")
+    ap.add_argument("--catalog", default="build/catalog/convcat.catalog", help="catalog file to open")
     ap.add_argument("--max-candidates", type=int, default=0, help="time only the N best-ranked kernels (0: all)")
     ap.add_argument("--json", help="write every row and candidate here")
     ap.add_argument("--selftest", action="store_true", help="CPU-only check of the ctypes binding and queries")
