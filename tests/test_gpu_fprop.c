@@ -109,8 +109,9 @@ static const shape shapes_3d[] = {
 static const convcat_catalog *catalog;
 static unsigned base_seed;
 static long long runs, failures;
+static size_t first_kernel = (size_t)-1;
 
-static void check_one(size_t index, const convcat_entry_info *e, const shape *sh, int no)
+static convcat_problem problem_for(const convcat_entry_info *e, const shape *sh)
 {
     convcat_problem p;
     convcat_problem_init(&p);
@@ -123,6 +124,12 @@ static void check_one(size_t index, const convcat_entry_info *e, const shape *sh
         p.pad_lo[a] = sh->lo[a], p.pad_hi[a] = sh->hi[a];
         p.stride[a] = sh->stride[a], p.dilation[a] = sh->dil[a];
     }
+    return p;
+}
+
+static void check_one(size_t index, const convcat_entry_info *e, const shape *sh, int no)
+{
+    convcat_problem p = problem_for(e, sh);
     char why[192];
     const unsigned seed = base_seed + (unsigned)(index * 131 + (size_t)no);
     ++runs;
@@ -133,18 +140,42 @@ static void check_one(size_t index, const convcat_entry_info *e, const shape *sh
         return;
     }
     cvc_verify v;
-    const convcat_status st = cvc_verify_run(catalog, &p, index, seed, sh->alpha, sh->beta, &v);
+    const convcat_status st = cvc_verify_run(catalog, &p, index, seed, sh->alpha, sh->beta, CVC_SABOTAGE_NONE, &v);
     if (st != CONVCAT_OK || !v.passed) {
         ++failures;
         if (st != CONVCAT_OK)
             printf("\n  %s problem %d (seed %u): %s: %s", e->key, no, seed, convcat_status_string(st),
                    convcat_last_error());
         else
-            printf("\n  %s problem %d (seed %u): rel. error %.3e > %.0e or %lld non-finite outputs", e->key, no,
-                   seed, v.rel_err, v.tolerance, v.nonfinite);
+            printf("\n  %s problem %d (seed %u): rel. error %.3e (bound %.0e), %lld non-finite, %lld outliers",
+                   e->key, no, seed, v.rel_err, v.tolerance, v.nonfinite, v.outliers);
     }
     CU_ASSERT_EQUAL(st, CONVCAT_OK);
     CU_ASSERT_TRUE(st == CONVCAT_OK && v.passed);
+}
+
+/* The check itself must be able to fail: one damaged output element, NaN or
+ * wrong, among ~100k correct ones must be caught, on the first kernel of the
+ * catalog and a problem it passes. */
+static void test_checker_catches_one_bad_element(void)
+{
+    convcat_entry_info e;
+    convcat_entry_info_get(catalog, first_kernel, &e);
+    const shape *sh = e.dims == 1 ? &shapes_1d[8] : e.dims == 2 ? &shapes_2d[8] : &shapes_3d[7];
+    convcat_problem p = problem_for(&e, sh);
+    cvc_verify v;
+    CU_ASSERT_EQUAL_FATAL(cvc_verify_run(catalog, &p, first_kernel, base_seed, 1.0f, 0.0f, CVC_SABOTAGE_NONE, &v),
+                          CONVCAT_OK);
+    CU_ASSERT_TRUE(v.passed);
+    CU_ASSERT_EQUAL(cvc_verify_run(catalog, &p, first_kernel, base_seed, 1.0f, 0.0f, CVC_SABOTAGE_UNWRITTEN, &v),
+                    CONVCAT_OK);
+    CU_ASSERT_FALSE(v.passed);
+    CU_ASSERT_EQUAL(v.nonfinite, 1);
+    CU_ASSERT_EQUAL(cvc_verify_run(catalog, &p, first_kernel, base_seed, 1.0f, 0.0f, CVC_SABOTAGE_WRONG, &v),
+                    CONVCAT_OK);
+    CU_ASSERT_FALSE(v.passed);
+    CU_ASSERT_EQUAL(v.outliers, 1);
+    printf("(%s: wrong element gives rel. error %.2e, %lld outlier) ", e.key, v.rel_err, v.outliers);
 }
 
 /* The current test's name is the kernel key. */
@@ -205,8 +236,12 @@ int main(int argc, char **argv)
         if (e.op != CONVCAT_FPROP || e.arch != arch || (match && !strstr(e.key, match)))
             continue;
         CU_add_test(suite, e.key, test_kernel);
-        ++registered;
+        if (registered++ == 0)
+            first_kernel = i;
     }
+    if (registered)
+        CU_add_test(CU_add_suite("checker", NULL, NULL), "checker_catches_one_bad_element",
+                    test_checker_catches_one_bad_element);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     const unsigned failed = CU_get_number_of_tests_failed();

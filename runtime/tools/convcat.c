@@ -335,15 +335,15 @@ static int cmd_run(const convcat_catalog *cat, const char *which, const opts *o)
     int code = 0;
     if (o->verify || !o->time_iters) {
         cvc_verify v;
-        st = cvc_verify_run(cat, &o->p, index, (unsigned)o->seed, o->alpha, o->beta, &v);
+        st = cvc_verify_run(cat, &o->p, index, (unsigned)o->seed, o->alpha, o->beta, CVC_SABOTAGE_NONE, &v);
         if (st != CONVCAT_OK)
             return fail_status("run", st);
         convcat_entry_info e;
         convcat_entry_info_get(cat, v.index, &e);
         printf("kernel:  %s\n", e.key);
         if (o->verify) {
-            printf("verify:  %s  rel. error %.3e (bound %.0e), %lld non-finite outputs\n", v.passed ? "PASS" : "FAIL",
-                   v.rel_err, v.tolerance, v.nonfinite);
+            printf("verify:  %s  rel. error %.3e (bound %.0e), %lld non-finite and %lld outlying outputs\n",
+                   v.passed ? "PASS" : "FAIL", v.rel_err, v.tolerance, v.nonfinite, v.outliers);
             code = v.passed ? 0 : 1;
         } else {
             printf("ran:     ok (add --verify to check the result)\n");

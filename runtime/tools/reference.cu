@@ -3,8 +3,9 @@
 // cvc_ref_fill     fresh pseudo-random data (a counter hash, seeded per call)
 // cvc_ref_fprop    direct convolution: one thread per output, f32 accumulation,
 //                  every tap bounds-checked against the unpadded input
-// cvc_ref_compare  sum (y - e)^2, sum e^2 and the count of non-finite y, where
-//                  e = alpha * ref + beta * c
+// cvc_ref_compare  sum (y - e)^2, sum e^2, the count of non-finite y and the
+//                  count of outliers |y - e| > rel * (|e| + rms), where
+//                  e = alpha * ref + beta * c (rel = 0: no outlier count)
 //
 // Loaded by the tools through the driver API (cuModuleLoadData), never by
 // the library.  Types are convcat_dtype values: 1 f16, 2 bf16, 4 f32.
@@ -87,10 +88,11 @@ extern "C" __global__ void cvc_ref_fprop(const void *x, const void *w, float *ou
 }
 
 extern "C" __global__ void cvc_ref_compare(const void *y, int y_type, const float *ref, const void *c,
-                                           float alpha, float beta, long long n, double *sums)
+                                           float alpha, float beta, long long n, float rms, float rel,
+                                           double *sums)
 {
-    __shared__ double part[3][256];
-    double err = 0.0, norm = 0.0, bad = 0.0;
+    __shared__ double part[4][256];
+    double err = 0.0, norm = 0.0, bad = 0.0, outliers = 0.0;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x) {
         const float e = alpha * ref[i] + (beta != 0.0f ? beta * load(c, i, y_type) : 0.0f);
@@ -101,18 +103,21 @@ extern "C" __global__ void cvc_ref_compare(const void *y, int y_type, const floa
         }
         err += (double)(v - e) * (v - e);
         norm += (double)e * e;
+        if (rel > 0.0f && fabsf(v - e) > rel * (fabsf(e) + rms))
+            outliers += 1.0;
     }
     part[0][threadIdx.x] = err;
     part[1][threadIdx.x] = norm;
     part[2][threadIdx.x] = bad;
+    part[3][threadIdx.x] = outliers;
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s /= 2) {
         if (threadIdx.x < s)
-            for (int j = 0; j < 3; ++j)
+            for (int j = 0; j < 4; ++j)
                 part[j][threadIdx.x] += part[j][threadIdx.x + s];
         __syncthreads();
     }
     if (threadIdx.x == 0)
-        for (int j = 0; j < 3; ++j)
+        for (int j = 0; j < 4; ++j)
             atomicAdd(&sums[j], part[j][0]);
 }

@@ -8,10 +8,19 @@
 typedef struct cvc_verify {
     size_t index;        /* the kernel that ran */
     double rel_err;      /* ||y - ref|| / ||ref|| over the finite outputs */
-    double tolerance;    /* bound for the output type */
+    double tolerance;    /* bound on rel_err for the output type */
     long long nonfinite; /* outputs left NaN/Inf (the output is poisoned with NaN before the run) */
-    int passed;
+    long long outliers;  /* outputs with |y - ref| > elem_tolerance * (|ref| + rms(ref)) */
+    double elem_tolerance;
+    int passed;          /* rel_err <= tolerance, no non-finite output, no outlier */
 } cvc_verify;
+
+/* Deliberate damage to the output after the kernel ran, to show the check can fail. */
+typedef enum cvc_sabotage {
+    CVC_SABOTAGE_NONE = 0,
+    CVC_SABOTAGE_UNWRITTEN = 1,   /* one output element poisoned again (NaN) */
+    CVC_SABOTAGE_WRONG = 2        /* one output element set to 100 */
+} cvc_sabotage;
 
 /* Make device `ordinal`'s primary context current; CONVCAT_ERR_NO_DRIVER or
  * CONVCAT_ERR_NO_DEVICE (with convcat_last_error()) where there is no GPU. */
@@ -19,9 +28,11 @@ convcat_status cvc_verify_device(int ordinal, char *name, size_t name_size);
 
 /* Plan (index or CONVCAT_AUTO), run once and compare.  Errors of the plan or
  * the launch are returned as they are; a wrong answer is CONVCAT_OK with
- * out->passed == 0. */
+ * out->passed == 0.  `sabotage` damages one output element (seeded position)
+ * between the kernel and the comparison. */
 convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem *p, size_t index,
-                              unsigned seed, float alpha, float beta, cvc_verify *out);
+                              unsigned seed, float alpha, float beta, cvc_sabotage sabotage,
+                              cvc_verify *out);
 
 /* Median milliseconds of `iters` launches of a plan for p (after warm-up), on
  * random data; the tensors are allocated and freed here. */
