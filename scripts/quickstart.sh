@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Quick start: install dependencies, build the default catalog, list it, query
+# it, and on a machine with a GPU run one convolution verified against a
+# reference.  Safe to run again: it reuses build/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+[ -f build/build.ninja ] || meson setup build -Dspec=default
+ninja -C build
+
+cli=build/runtime/convcat
+echo; echo "== convcat list (first lines)"
+$cli list | head -8
+$cli list | tail -1
+echo; echo "== convcat query: ResNet-50 res2 3x3, bf16"
+$cli query --n 128 --h 56 --w 56 --c 64 --k 64 --r 3 --s 3 --pad_h 1 --pad_w 1 --dtype bf16 | head -12
+echo; echo "== convcat run --verify"
+if nvidia-smi >/dev/null 2>&1; then
+    $cli run auto --n 32 --h 64 --w 64 --c 256 --k 256 --r 3 --s 3 --pad_h 1 --pad_w 1 --dtype bf16 --verify
+else
+    echo "no GPU on this machine: skipping the verified run (convcat run needs an sm_90 GPU)"
+fi

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""check_sass.py CATALOG_BUILD_DIR: static checks of every compiled kernel's machine code.
+
+For each KEY.fatbin: `cuobjdump --dump-sass` must show the tensor-core
+instructions of the key's arch (sm90a: HGMMA; sm100a: UTC*MMA) and no local
+memory traffic (LDL/STL); the kernel's symbol must be the key.  ptxas spills
+and C75xx diagnostics already fail the build (catalog/compile.py).
+
+Exits 77 (skip) when cuobjdump or nvdisasm cannot be found: the CUDA toolkit
+on PATH or under /usr/local/cuda, or the pip packages nvidia-cuda-cuobjdump
+and nvidia-cuda-nvdisasm.
+"""
+import glob
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+MMA = {"sm90a": re.compile(r"\bHGMMA\."), "sm100a": re.compile(r"\bUTC\w*MMA")}
+
+
+def find_tools():
+    """Directories that hold both cuobjdump and nvdisasm, best first."""
+    dirs = [os.path.dirname(p) for p in [shutil.which("cuobjdump")] if p]
+    dirs += ["/usr/local/cuda/bin"]
+    dirs += glob.glob(os.path.join(sysconfig.get_paths()["purelib"], "nvidia", "*", "bin"))
+    for d in dirs:
+        if os.access(os.path.join(d, "cuobjdump"), os.X_OK) and os.access(os.path.join(d, "nvdisasm"), os.X_OK):
+            return d
+    # cuobjdump and nvdisasm may come from different places
+    cuobjdump = next((os.path.join(d, "cuobjdump") for d in dirs if os.access(os.path.join(d, "cuobjdump"), os.X_OK)), None)
+    nvdisasm = next((os.path.join(d, "nvdisasm") for d in dirs if os.access(os.path.join(d, "nvdisasm"), os.X_OK)), None)
+    return (cuobjdump, nvdisasm) if cuobjdump and nvdisasm else None
+
+
+def main():
+    build = pathlib.Path(sys.argv[1])
+    fatbins = sorted(build.glob("*.fatbin"))
+    if not fatbins:
+        print(f"no fatbins under {build}")
+        return 99
+    tools = find_tools()
+    if tools is None:
+        print("SKIP: cuobjdump/nvdisasm not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
+        return 77
+    env = dict(os.environ)
+    if isinstance(tools, str):
+        cuobjdump = os.path.join(tools, "cuobjdump")
+        env["PATH"] = tools + os.pathsep + env.get("PATH", "")
+    else:
+        cuobjdump = tools[0]
+        env["PATH"] = os.path.dirname(tools[1]) + os.pathsep + env.get("PATH", "")
+    failures = 0
+    for f in fatbins:
+        key = f.stem
+        arch = key.split("_")[0]
+        r = subprocess.run([cuobjdump, "--dump-sass", str(f)], capture_output=True, text=True, env=env)
+        sass = r.stdout
+        problems = []
+        if r.returncode != 0:
+            problems.append(f"cuobjdump failed: {r.stderr.strip()}")
+        else:
+            if not MMA[arch].search(sass):
+                problems.append(f"no {MMA[arch].pattern} instruction")
+            if re.search(r"\b(LDL|STL)\b", sass):
+                problems.append("local memory traffic (LDL/STL)")
+            if f"Function : {key}" not in sass:
+                problems.append("kernel symbol is not the key")
+        count = len(MMA[arch].findall(sass))
+        print(f"{'FAIL' if problems else 'ok  '} {key}: {count} {arch} MMA instructions"
+              + (": " + "; ".join(problems) if problems else ""))
+        failures += bool(problems)
+    print(f"{len(fatbins)} kernels, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
