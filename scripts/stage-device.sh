@@ -9,6 +9,5 @@ build=${1:-build}
 rm -rf .gpu && mkdir -p .gpu/lib
 cp "$build"/runtime/convcat "$build"/tests/test_gpu_fprop "$build"/catalog/convcat.catalog .gpu/
 cp -P "$build"/runtime/libconvcat.so* .gpu/lib/ 2>/dev/null || true
-cp "$build"/catalog/*.fatbin .gpu/ 2>/dev/null || true
 (cd .gpu && apt-get download -qq libcunit1 2>/dev/null) || echo "stage-device: could not download libcunit1" >&2
 du -sh .gpu
