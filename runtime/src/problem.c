@@ -70,11 +70,25 @@ convcat_status cvc_problem_gemm(const convcat_problem *p, cvc_gemm *g, char *why
                     filt[a], p->dilation[a], axis_name[a], in[a], p->pad_lo[a], p->pad_hi[a]);
             return CONVCAT_ERR_UNSUPPORTED;
         }
+        /* Padding can make an output longer than its input: it must still be an int. */
+        if (out[a] > INT32_MAX) {
+            cvc_say(why, n, "the output extent along %s is %lld: more than 2^31 - 1", axis_name[a],
+                    (long long)out[a]);
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+    }
+    /* Products of four ints: check, do not wrap (a wrapped M would slip past the 32-bit rule). */
+    int64_t m, k;
+    if (__builtin_mul_overflow((int64_t)p->n, out[0], &m) || __builtin_mul_overflow(m, out[1], &m) ||
+        __builtin_mul_overflow(m, out[2], &m) || __builtin_mul_overflow((int64_t)p->t, (int64_t)p->r, &k) ||
+        __builtin_mul_overflow(k, (int64_t)p->s, &k) || __builtin_mul_overflow(k, (int64_t)(p->c / p->groups), &k)) {
+        cvc_say(why, n, "GEMM M = N*Z*P*Q or K = T*R*S*C/groups overflows 64 bits");
+        return CONVCAT_ERR_UNSUPPORTED;
     }
     g->z = (int)out[0], g->p = (int)out[1], g->q = (int)out[2];
-    g->m = (int64_t)p->n * out[0] * out[1] * out[2];
+    g->m = m;
     g->n = p->k;
-    g->k = (int64_t)p->t * p->r * p->s * (p->c / p->groups);
+    g->k = k;
     return CONVCAT_OK;
 }
 
