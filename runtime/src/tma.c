@@ -36,9 +36,13 @@ void cvc_tma_fprop(const cvc_entry *e, const convcat_problem *p, cvc_im2col_desc
         const int ax = 2 - i;                     /* problem arrays are D, H, W */
         ext_a[1 + i] = (uint64_t)in[i];
         ext_b[1 + i] = (uint64_t)filt[i];
+        /* The reach (taps - 1) x dilation can pass INT_MAX (padding lets it fit): int64, then
+         * saturate; the limits below refuse anything that large. */
+        const int64_t reach = (int64_t)(filt[i] - 1) * p->dilation[ax];
+        const int64_t upper = p->pad_hi[ax] - reach;
         a->lower[i] = -p->pad_lo[ax];
-        a->upper[i] = p->pad_hi[ax] - (filt[i] - 1) * p->dilation[ax];
-        a->max_offset[i] = (uint32_t)((filt[i] - 1) * p->dilation[ax]);
+        a->upper[i] = upper < INT32_MIN ? INT32_MIN : (int)upper;
+        a->max_offset[i] = reach > UINT32_MAX ? UINT32_MAX : (uint32_t)reach;
         a->elem_strides[1 + i] = (uint32_t)p->stride[ax];
     }
     ext_a[sp + 1] = (uint64_t)p->n;
