@@ -1,0 +1,685 @@
+/* test_rules.c: the problem rules of runtime/src/problem.c, each both ways.
+ *
+ * Entries are built here, with the fields pack.py derives from a key (TMA
+ * boxes from the tile and cluster, 128-byte swizzle, 384 threads), so any
+ * kernel of the space can be tested, not only those of the built catalog.
+ * Every refusal is paired with the neighbouring problem that passes, and its
+ * reason must name what broke.  The output-shape and FLOP helpers, and
+ * convcat_check on the real catalog, are here too.
+ */
+#include <limits.h>
+
+#include "internal.h"
+#include "unit.h"
+
+/* ---- entries and problems --------------------------------------------------------- */
+
+static cvc_entry entry(const char *key)
+{
+    cvc_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.key, sizeof e.key, "%s", key);
+    char why[192];
+    if (!cvc_key_parse(key, &e.k, why, sizeof why)) {
+        printf("\n    bad test key %s: %s", key, why);
+        CU_FAIL_FATAL("bad test key");
+    }
+    e.threads = 384;
+    e.smem_bytes = 100000;
+    e.registers = 168;
+    e.a_box_rows = e.k.tile_m / e.k.cluster_n;
+    e.a_box_cols = e.k.tile_k;
+    e.b_box_rows = e.k.tile_n / e.k.cluster_m;
+    e.b_box_cols = e.k.tile_k;
+    e.swizzle_bytes = 128;
+    return e;
+}
+
+#define E2_KEY "sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop"
+#define E2C_KEY "sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop"
+#define E1_KEY "sm90a_fprop_1d_f16_f16_f32_f32_128x64x64_s3_c1x2_coop"
+#define E3_KEY "sm90a_fprop_3d_f16_f16_f32_f32_64x128x64_s3_c1x2_coop"
+
+static convcat_problem problem(int dims, convcat_dtype ab, convcat_dtype out)
+{
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.dims = dims;
+    p.a_type = p.b_type = ab;
+    p.out_type = out;
+    p.n = 2, p.c = 64, p.k = 64;
+    if (dims >= 1)
+        p.w = 16, p.s = 3, p.pad_lo[2] = p.pad_hi[2] = 1;
+    if (dims >= 2)
+        p.h = 16, p.r = 3, p.pad_lo[1] = p.pad_hi[1] = 1;
+    if (dims >= 3)
+        p.d = 8, p.t = 3, p.pad_lo[0] = p.pad_hi[0] = 1;
+    return p;
+}
+
+static convcat_problem p1(void) { return problem(1, CONVCAT_F16, CONVCAT_F32); }
+static convcat_problem p2(void) { return problem(2, CONVCAT_BF16, CONVCAT_BF16); }
+static convcat_problem p3(void) { return problem(3, CONVCAT_F16, CONVCAT_F32); }
+
+/* ---- expectations ------------------------------------------------------------------- */
+
+static void expect(int line, const cvc_entry *e, const convcat_problem *p, convcat_status want,
+                   const char *mention)
+{
+    char why[192] = "";
+    const convcat_status st = cvc_check_entry(e, p, why, sizeof why);
+    if (st != want)
+        printf("\n    test_rules.c:%d: %s: %s (%s), wanted %s", line, e->key, convcat_status_string(st), why,
+               convcat_status_string(want));
+    CU_ASSERT_EQUAL(st, want);
+    if (want == CONVCAT_OK)
+        return;
+    CU_ASSERT_TRUE(why[0] != '\0');
+    if (mention && !strstr(why, mention))
+        printf("\n    test_rules.c:%d: \"%s\" does not mention \"%s\"", line, why, mention);
+    CU_ASSERT_TRUE(!mention || strstr(why, mention));
+}
+
+#define ACCEPT(e, p) expect(__LINE__, &(e), &(p), CONVCAT_OK, NULL)
+#define REFUSE(e, p, mention) expect(__LINE__, &(e), &(p), CONVCAT_ERR_UNSUPPORTED, (mention))
+
+/* `field` = good passes, `field` = bad is refused with `mention`; everything else from `base`. */
+#define BOTH(e, base, field, good, bad, mention)                                  \
+    do {                                                                          \
+        convcat_problem both_ = (base);                                           \
+        both_.field = (good);                                                     \
+        expect(__LINE__, &(e), &both_, CONVCAT_OK, NULL);                         \
+        both_.field = (bad);                                                      \
+        expect(__LINE__, &(e), &both_, CONVCAT_ERR_UNSUPPORTED, (mention));       \
+    } while (0)
+
+/* ---- what the kernel is ------------------------------------------------------------- */
+
+static void test_base_problems_pass(void)
+{
+    const cvc_entry e1 = entry(E1_KEY), e2 = entry(E2_KEY), e2c = entry(E2C_KEY), e3 = entry(E3_KEY);
+    const convcat_problem a = p1(), b = p2(), c = p3();
+    ACCEPT(e1, a);
+    ACCEPT(e2, b);
+    ACCEPT(e2c, b);
+    ACCEPT(e3, c);
+}
+
+static void test_op_must_match(void)
+{
+    const cvc_entry e = entry(E2_KEY);
+    const convcat_problem base = p2();
+    BOTH(e, base, op, CONVCAT_FPROP, CONVCAT_DGRAD, "kernel computes fprop, problem is dgrad");
+    BOTH(e, base, op, CONVCAT_FPROP, CONVCAT_WGRAD, "problem is wgrad");
+    BOTH(e, base, op, CONVCAT_FPROP, (convcat_op)7, "unknown op");
+    /* dgrad and wgrad kernels parse, but this runtime runs none. */
+    const cvc_entry dg = entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    const cvc_entry wg = entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    convcat_problem p = base;
+    p.op = CONVCAT_DGRAD;
+    REFUSE(dg, p, "no dgrad kernels");
+    p.op = CONVCAT_WGRAD;
+    REFUSE(wg, p, "no wgrad kernels");
+}
+
+static void test_dims_must_match(void)
+{
+    const cvc_entry e2 = entry(E2_KEY), e1 = entry(E1_KEY), e3 = entry(E3_KEY);
+    BOTH(e2, p2(), dims, 2, 3, "kernel is 2D, problem is 3D");
+    BOTH(e2, p2(), dims, 2, 1, "kernel is 2D, problem is 1D");
+    BOTH(e2, p2(), dims, 2, 0, "problem is 0D");
+    BOTH(e1, p1(), dims, 1, 2, "kernel is 1D");
+    BOTH(e3, p3(), dims, 3, 4, "kernel is 3D, problem is 4D");
+    /* The problem's own rule, without a kernel. */
+    convcat_problem p = p2();
+    int q;
+    for (int dims = -1; dims <= 5; dims += 1) {
+        p.dims = dims;
+        if (dims >= 1 && dims <= 3) {
+            p.d = p.h = p.w = 1;
+            p.t = p.r = p.s = 1;
+            memset(p.pad_lo, 0, sizeof p.pad_lo);
+            memset(p.pad_hi, 0, sizeof p.pad_hi);
+            UNIT_ASSERT_STATUS(convcat_problem_output(&p, NULL, NULL, &q), CONVCAT_OK);
+        } else {
+            UNIT_ASSERT_STATUS(convcat_problem_output(&p, NULL, NULL, &q), CONVCAT_ERR_UNSUPPORTED);
+            UNIT_ASSERT_MENTIONS(convcat_last_error(), "1, 2 or 3 spatial dimensions");
+        }
+    }
+}
+
+static void test_dtypes_must_match(void)
+{
+    const cvc_entry e = entry(E2_KEY);
+    const char *says = "kernel takes bf16 x bf16 -> bf16";
+    BOTH(e, p2(), a_type, CONVCAT_BF16, CONVCAT_F16, says);
+    BOTH(e, p2(), b_type, CONVCAT_BF16, CONVCAT_F16, "problem is bf16 x f16 -> bf16");
+    BOTH(e, p2(), out_type, CONVCAT_BF16, CONVCAT_F32, "problem is bf16 x bf16 -> f32");
+    BOTH(e, p2(), a_type, CONVCAT_BF16, (convcat_dtype)0, "problem is ? x bf16 -> bf16");
+    BOTH(e, p2(), out_type, CONVCAT_BF16, (convcat_dtype)99, "-> ?");
+    const cvc_entry f = entry(E1_KEY);
+    BOTH(f, p1(), out_type, CONVCAT_F32, CONVCAT_F16, "kernel takes f16 x f16 -> f32");
+}
+
+/* ---- extents, padding, strides, dilations ------------------------------------------------ */
+
+static void test_extents_must_be_at_least_one(void)
+{
+    const cvc_entry e2 = entry(E2_KEY), e3 = entry(E3_KEY);
+    const char *says = "extents must be >= 1";
+    BOTH(e2, p2(), n, 1, 0, says);
+    BOTH(e2, p2(), n, 1, -1, says);
+    BOTH(e2, p2(), h, 1, 0, says);
+    BOTH(e2, p2(), w, 1, 0, says);
+    BOTH(e2, p2(), w, 1, INT_MIN, says);
+    BOTH(e2, p2(), c, 8, 0, says);
+    BOTH(e2, p2(), c, 8, -8, says);
+    BOTH(e2, p2(), k, 8, 0, says);
+    BOTH(e2, p2(), r, 1, 0, says);
+    BOTH(e2, p2(), s, 1, 0, says);
+    BOTH(e2, p2(), s, 1, -3, says);
+    BOTH(e2, p2(), groups, 1, 0, says);
+    BOTH(e2, p2(), groups, 1, -1, says);
+    BOTH(e3, p3(), d, 1, 0, says);
+    BOTH(e3, p3(), t, 1, 0, says);
+    /* An absent axis's extent must be 1 too, not 0. */
+    BOTH(e2, p2(), d, 1, 0, says);
+    BOTH(e2, p2(), t, 1, 0, says);
+}
+
+static void test_padding_must_not_be_negative(void)
+{
+    const cvc_entry e2 = entry(E2_KEY), e3 = entry(E3_KEY), e1 = entry(E1_KEY);
+    BOTH(e2, p2(), pad_lo[1], 0, -1, "padding along H is negative");
+    BOTH(e2, p2(), pad_hi[1], 0, -1, "padding along H is negative");
+    BOTH(e2, p2(), pad_lo[2], 0, -1, "padding along W is negative");
+    BOTH(e2, p2(), pad_hi[2], 0, INT_MIN, "padding along W is negative");
+    BOTH(e3, p3(), pad_lo[0], 0, -1, "padding along D is negative");
+    BOTH(e3, p3(), pad_hi[0], 0, -2, "padding along D is negative");
+    BOTH(e1, p1(), pad_lo[2], 0, -1, "padding along W is negative");
+}
+
+static void test_stride_and_dilation_must_be_at_least_one(void)
+{
+    const cvc_entry e2 = entry(E2_KEY), e3 = entry(E3_KEY);
+    const char *h = "stride and dilation along H must be >= 1", *w = "along W must be >= 1";
+    BOTH(e2, p2(), stride[1], 1, 0, h);
+    BOTH(e2, p2(), stride[2], 1, -1, w);
+    BOTH(e2, p2(), dilation[1], 1, 0, h);
+    BOTH(e2, p2(), dilation[2], 1, -2, w);
+    BOTH(e3, p3(), stride[0], 1, 0, "along D must be >= 1");
+    BOTH(e3, p3(), dilation[0], 1, 0, "along D must be >= 1");
+}
+
+static void test_absent_axes_must_be_trivial(void)
+{
+    const cvc_entry e2 = entry(E2_KEY), e1 = entry(E1_KEY);
+    const char *no_d = "a 2D problem has no D axis", *no_h = "a 1D problem has no H axis",
+               *no_d1 = "a 1D problem has no D axis";
+    BOTH(e2, p2(), d, 1, 2, no_d);
+    BOTH(e2, p2(), t, 1, 2, no_d);
+    BOTH(e2, p2(), pad_lo[0], 0, 1, no_d);
+    BOTH(e2, p2(), pad_hi[0], 0, 1, no_d);
+    BOTH(e2, p2(), stride[0], 1, 2, no_d);
+    BOTH(e2, p2(), dilation[0], 1, 2, no_d);
+    BOTH(e1, p1(), h, 1, 2, no_h);
+    BOTH(e1, p1(), r, 1, 3, no_h);
+    BOTH(e1, p1(), pad_lo[1], 0, 1, no_h);
+    BOTH(e1, p1(), pad_hi[1], 0, 1, no_h);
+    BOTH(e1, p1(), stride[1], 1, 2, no_h);
+    BOTH(e1, p1(), dilation[1], 1, 2, no_h);
+    BOTH(e1, p1(), d, 1, 2, no_d1);
+    BOTH(e1, p1(), t, 1, 2, no_d1);
+    BOTH(e1, p1(), stride[0], 1, 3, no_d1);
+}
+
+static void test_filter_must_fit_the_padded_input(void)
+{
+    const cvc_entry e2 = entry(E2_KEY), e1 = entry(E1_KEY), e3 = entry(E3_KEY);
+    convcat_problem p = p2();
+    p.pad_lo[1] = p.pad_hi[1] = 0;
+    BOTH(e2, p, h, 3, 2, "does not fit the padded input along H (2 + 0 + 0)");
+    p.dilation[1] = 2;   /* reach 5 */
+    BOTH(e2, p, h, 5, 4, "(3 taps, dilation 2) does not fit");
+    p = p2();
+    p.h = 1;             /* 1 + 1 + 1 = 3 taps exactly */
+    BOTH(e2, p, pad_hi[1], 1, 0, "along H (1 + 1 + 0)");
+    p = p1();
+    p.pad_lo[2] = p.pad_hi[2] = 0;
+    BOTH(e1, p, s, p.w, p.w + 1, "along W");
+    p = p3();
+    p.pad_lo[0] = p.pad_hi[0] = 0;
+    BOTH(e3, p, d, 3, 2, "along D");
+}
+
+/* ---- what the kernels support --------------------------------------------------------------- */
+
+static void test_only_cross_correlation(void)
+{
+    const cvc_entry e = entry(E2_KEY);
+    BOTH(e, p2(), mode, CONVCAT_CROSS_CORRELATION, CONVCAT_CONVOLUTION, "convolution mode");
+    BOTH(e, p2(), mode, CONVCAT_CROSS_CORRELATION, (convcat_mode)5, "convolution mode");
+}
+
+static void test_groups_are_refused(void)
+{
+    const cvc_entry e = entry(E2_KEY);
+    BOTH(e, p2(), groups, 1, 2, "groups = 2: this kernel is not grouped");
+    BOTH(e, p2(), groups, 1, 64, "groups = 64");
+}
+
+static void test_traversal_stride_at_most_8(void)
+{
+    const cvc_entry e2 = entry(E2_KEY), e1 = entry(E1_KEY), e3 = entry(E3_KEY);
+    BOTH(e2, p2(), stride[1], 8, 9, "stride 9 along H: TMA traversal strides are 1..8");
+    BOTH(e2, p2(), stride[2], 8, 9, "stride 9 along W");
+    BOTH(e2, p2(), stride[2], 8, INT_MAX, "along W: TMA traversal strides");
+    BOTH(e1, p1(), stride[2], 8, 9, "stride 9 along W");
+    BOTH(e3, p3(), stride[0], 8, 9, "stride 9 along D");
+    /* Dilation is not a traversal stride: large dilations are limited by the offsets only. */
+    convcat_problem p = p2();
+    p.h = 40;
+    p.dilation[1] = 9;
+    ACCEPT(e2, p);
+}
+
+static void test_channels_must_fill_16_byte_rows(void)
+{
+    const cvc_entry e2 = entry(E2_KEY), e1 = entry(E1_KEY);
+    BOTH(e2, p2(), c, 8, 12, "C = 12: channels must be a multiple of 8");
+    BOTH(e2, p2(), c, 16, 4, "C = 4");
+    BOTH(e2, p2(), c, 72, 68, "multiple of 8 (16-byte TMA rows of bf16)");
+    BOTH(e1, p1(), c, 8, 9, "of f16");
+    /* 8-bit inputs need 16 channels, tf32 4 (entries of the space not yet generated). */
+    const cvc_entry e8 = entry("sm90a_fprop_2d_e4m3_e4m3_f32_bf16_128x128x128_s4_c1x1_coop");
+    const cvc_entry e32 = entry("sm90a_fprop_2d_tf32_tf32_f32_f32_128x128x32_s4_c1x1_coop");
+    BOTH(e8, problem(2, CONVCAT_E4M3, CONVCAT_BF16), c, 16, 8, "C = 8: channels must be a multiple of 16");
+    BOTH(e32, problem(2, CONVCAT_TF32, CONVCAT_F32), c, 4, 2, "C = 2: channels must be a multiple of 4");
+}
+
+static void test_output_channels_multiple_of_8(void)
+{
+    const cvc_entry e2 = entry(E2_KEY), e1 = entry(E1_KEY);
+    BOTH(e2, p2(), k, 8, 12, "K = 12: output channels must be a multiple of 8");
+    BOTH(e2, p2(), k, 16, 4, "K = 4");
+    BOTH(e1, p1(), k, 24, 20, "K = 20");   /* f32 output: 8 still */
+    /* An 8-bit output needs 16 (16-byte output rows). */
+    const cvc_entry e8 = entry("sm90a_fprop_2d_e4m3_e4m3_f32_e4m3_128x128x128_s4_c1x1_coop");
+    BOTH(e8, problem(2, CONVCAT_E4M3, CONVCAT_E4M3), k, 16, 8, "K = 8");
+}
+
+/* M = N*Z*P*Q plus the last cluster's padding tiles must fit the kernel's int32 pixel index. */
+static void test_gemm_m_fits_32_bits(void)
+{
+    const cvc_entry e1 = entry(E1_KEY);   /* tile M 128, cluster M 1 */
+    convcat_problem p = p1();
+    p.n = 1, p.c = 8, p.k = 8, p.s = 1;
+    p.pad_lo[2] = p.pad_hi[2] = 0;
+    BOTH(e1, p, w, INT32_MAX - 128, INT32_MAX - 127, "exceeds the kernel's 32-bit pixel index");
+    const cvc_entry e2c = entry(E2C_KEY);   /* tile M 128, cluster M 2 */
+    convcat_problem q = p2();
+    q.n = 1, q.h = 1, q.c = 8, q.k = 8, q.r = q.s = 1;
+    memset(q.pad_lo, 0, sizeof q.pad_lo);
+    memset(q.pad_hi, 0, sizeof q.pad_hi);
+    BOTH(e2c, q, w, INT32_MAX - 256, INT32_MAX - 255, "GEMM M = N*Z*P*Q = 2147483392");
+    /* Spread over N and H: (N*P) * Q. */
+    q.n = 1 << 15, q.h = 1 << 8, q.w = 1 << 8;   /* M = 2^31 */
+    REFUSE(e2c, q, "32-bit pixel index");
+    q.n = (1 << 15) - 1;                         /* M = 2^31 - 2^16 */
+    ACCEPT(e2c, q);
+}
+
+/* ---- TMA: im2col corners and offsets, per rank ---------------------------------------------------- */
+
+/* A problem of `dims` dimensions with 1-tap filters on a large input, the axis under test W (or D/H). */
+static convcat_problem wide(int dims)
+{
+    convcat_problem p = dims == 1 ? p1() : dims == 2 ? p2() : p3();
+    p.n = 1, p.c = 16, p.k = 16;
+    p.t = p.r = p.s = 1;
+    memset(p.pad_lo, 0, sizeof p.pad_lo);
+    memset(p.pad_hi, 0, sizeof p.pad_hi);
+    if (dims == 1)
+        p.w = 1 << 17;
+    else if (dims == 2)
+        p.h = p.w = 300;
+    else
+        p.d = p.h = p.w = 64;
+    return p;
+}
+
+static int *extent_of(convcat_problem *p, int axis) { return axis == 0 ? &p->d : axis == 1 ? &p->h : &p->w; }
+static int *filter_of(convcat_problem *p, int axis) { return axis == 0 ? &p->t : axis == 1 ? &p->r : &p->s; }
+
+static const char *const axis_name[3] = {"D", "H", "W"};
+
+/* The corner rule for one axis: lower = -pad_lo, upper = pad_hi - (taps - 1) * dilation, in [lo, hi]. */
+static void corners_of_axis(const cvc_entry *e, int dims, int axis, int lo, int hi)
+{
+    char says[64];
+    snprintf(says, sizeof says, "corner along %s", axis_name[axis]);
+    char range[32];
+    snprintf(range, sizeof range, "[%d, %d]", lo, hi);
+    convcat_problem base = wide(dims);
+    int *filt = filter_of(&base, axis);
+
+    BOTH(*e, base, pad_lo[axis], -lo, -lo + 1, says);     /* lower corner = -pad_lo */
+    BOTH(*e, base, pad_lo[axis], -lo, -lo + 1, range);
+    BOTH(*e, base, pad_hi[axis], hi, hi + 1, says);       /* upper corner with a 1-tap filter */
+    /* Upper corner pulled down by the filter's reach: 2 taps, dilation -lo (accepted) / -lo + 1. */
+    *filt = 2;
+    BOTH(*e, base, dilation[axis], -lo, -lo + 1, says);
+    /* ...and pushed back up by padding: pad_hi = hi + reach is the largest accepted. */
+    base.dilation[axis] = 3;
+    BOTH(*e, base, pad_hi[axis], hi + 3, hi + 4, says);
+}
+
+static void test_im2col_corner_ranges_per_rank(void)
+{
+    const cvc_entry e1 = entry(E1_KEY), e2 = entry(E2_KEY), e3 = entry(E3_KEY);
+    corners_of_axis(&e1, 1, 2, -32768, 32767);
+    corners_of_axis(&e2, 2, 1, -128, 127);
+    corners_of_axis(&e2, 2, 2, -128, 127);
+    corners_of_axis(&e3, 3, 0, -16, 15);
+    corners_of_axis(&e3, 3, 1, -16, 15);
+    corners_of_axis(&e3, 3, 2, -16, 15);
+}
+
+/* The filter offset (taps - 1) * dilation is a u16/u8/u5 field: 65535, 255, 31.  Padding
+ * keeps the upper corner in range, so only the offset rule can refuse. */
+static void offsets_of_axis(const cvc_entry *e, int dims, int axis, int lo, int max_offset)
+{
+    char says[96];
+    snprintf(says, sizeof says, "im2col offset (filter - 1) x dilation = %d along %s exceeds %d",
+             max_offset + 1, axis_name[axis], max_offset);
+    convcat_problem base = wide(dims);
+    *extent_of(&base, axis) = max_offset + 2;
+    base.pad_hi[axis] = max_offset + lo + 1;   /* upper corner = lo for reach max + 1 */
+    /* With dilation 1: taps = max_offset + 1 (accepted), + 2 (refused). */
+    convcat_problem p = base;
+    *filter_of(&p, axis) = max_offset + 1;
+    expect(__LINE__, e, &p, CONVCAT_OK, NULL);
+    *filter_of(&p, axis) = max_offset + 2;
+    expect(__LINE__, e, &p, CONVCAT_ERR_UNSUPPORTED, says);
+    /* With 2 taps: dilation = max_offset, max_offset + 1. */
+    *filter_of(&base, axis) = 2;
+    BOTH(*e, base, dilation[axis], max_offset, max_offset + 1, says);
+}
+
+static void test_im2col_offset_ranges_per_rank(void)
+{
+    const cvc_entry e1 = entry(E1_KEY), e2 = entry(E2_KEY), e3 = entry(E3_KEY);
+    offsets_of_axis(&e1, 1, 2, -32768, 65535);
+    offsets_of_axis(&e2, 2, 1, -128, 255);
+    offsets_of_axis(&e2, 2, 2, -128, 255);
+    offsets_of_axis(&e3, 3, 0, -16, 31);
+    offsets_of_axis(&e3, 3, 1, -16, 31);
+    offsets_of_axis(&e3, 3, 2, -16, 31);
+}
+
+/* A reach (taps - 1) * dilation beyond an int, with padding to fit it: refused by the
+ * corner rule, computed without overflow (the sanitizer build checks the latter). */
+static void test_filter_reach_beyond_int_is_refused(void)
+{
+    const cvc_entry e1 = entry(E1_KEY);
+    convcat_problem p = wide(1);
+    p.w = INT_MAX;
+    p.pad_hi[2] = INT_MAX;
+    p.s = 3;
+    p.dilation[2] = INT_MAX - 1;   /* reach 2^32 - 4, output Q = 2 */
+    int q = 0;
+    UNIT_ASSERT_STATUS(convcat_problem_output(&p, NULL, NULL, &q), CONVCAT_OK);
+    CU_ASSERT_EQUAL(q, 2);
+    REFUSE(e1, p, "im2col corner along W (lower 0, upper -2147483645)");
+    p.pad_lo[2] = INT_MAX;        /* the same reach from the other side: upper = 0 - reach < INT_MIN */
+    p.pad_hi[2] = 0;
+    UNIT_ASSERT_STATUS(convcat_problem_output(&p, NULL, NULL, &q), CONVCAT_OK);
+    CU_ASSERT_EQUAL(q, 2);
+    REFUSE(e1, p, "im2col corner along W (lower -2147483647, upper -2147483648)");
+}
+
+/* ---- TMA: the descriptors' own limits, reached through entries and problems ------------------------- */
+
+static void test_tma_box_and_stride_limits(void)
+{
+    const convcat_problem p = p2();
+    cvc_entry e = entry(E2_KEY);
+    e.a_box_rows = 1024;
+    ACCEPT(e, p);
+    e.a_box_rows = 1025;
+    REFUSE(e, p, "activations: pixelsPerColumn 1025 is outside 1..1024");
+    e = entry(E2_KEY);
+    e.a_box_cols = 32;
+    ACCEPT(e, p);
+    e.a_box_cols = 4;   /* 8 bytes: not a multiple of 16 */
+    REFUSE(e, p, "activations: channelsPerPixel 4");
+    e.a_box_cols = 128; /* 256 bytes: wider than the swizzle span */
+    REFUSE(e, p, "128-byte swizzle span");
+    e = entry(E2_KEY);
+    e.b_box_rows = 256;
+    ACCEPT(e, p);
+    e.b_box_rows = 257;
+    REFUSE(e, p, "filters: box extent 257 of dimension 3 is outside 1..256");
+    e = entry(E2_KEY);
+    e.b_box_cols = 4;
+    REFUSE(e, p, "filters: box inner extent is 8 bytes");
+    e.swizzle_bytes = 64;
+    e.b_box_cols = 32;
+    e.a_box_cols = 32;
+    ACCEPT(e, p);
+    e.b_box_cols = 64;
+    REFUSE(e, p, "filters: box inner extent is 128 bytes: a multiple of 16 within the 64-byte swizzle span");
+    /* Byte strides below 2^40: C * 2 bytes * W of the activations. */
+    e = entry(E2_KEY);
+    convcat_problem q = p2();
+    q.n = 1, q.h = 1, q.c = 1 << 20, q.k = 8, q.r = q.s = 1;
+    memset(q.pad_lo, 0, sizeof q.pad_lo);
+    memset(q.pad_hi, 0, sizeof q.pad_hi);
+    BOTH(e, q, w, (1 << 19) - 1, 1 << 19, "activations: byte stride 1099511627776 of dimension 2");
+}
+
+/* ---- problem helpers and the public check ------------------------------------------------------------ */
+
+static void test_problem_init_defaults(void)
+{
+    convcat_problem p;
+    memset(&p, 0x5A, sizeof p);
+    convcat_problem_init(&p);
+    CU_ASSERT_EQUAL(p.op, CONVCAT_FPROP);
+    CU_ASSERT_EQUAL(p.dims, 2);
+    CU_ASSERT_TRUE(p.n == 1 && p.d == 1 && p.h == 1 && p.w == 1 && p.c == 1);
+    CU_ASSERT_TRUE(p.k == 1 && p.t == 1 && p.r == 1 && p.s == 1);
+    for (int a = 0; a < 3; ++a) {
+        CU_ASSERT_TRUE(p.pad_lo[a] == 0 && p.pad_hi[a] == 0 && p.stride[a] == 1 && p.dilation[a] == 1);
+    }
+    CU_ASSERT_EQUAL(p.groups, 1);
+    CU_ASSERT_EQUAL(p.mode, CONVCAT_CROSS_CORRELATION);
+    CU_ASSERT_TRUE(p.a_type == CONVCAT_BF16 && p.b_type == CONVCAT_BF16 && p.out_type == CONVCAT_BF16);
+    convcat_problem_init(NULL);
+    int z = 0, pp = 0, q = 0;
+    UNIT_ASSERT_STATUS(convcat_problem_output(&p, &z, &pp, &q), CONVCAT_OK);
+    CU_ASSERT_TRUE(z == 1 && pp == 1 && q == 1);
+    CU_ASSERT_DOUBLE_EQUAL(convcat_problem_flops(&p), 2.0, 0.0);
+}
+
+typedef struct shape {
+    int dims, n, d, h, w, c, k, t, r, s, pad, stride, dil;
+    int z, p, q;     /* expected output */
+    double flops;    /* expected 2 * M * N * K */
+} shape;
+
+static void test_output_and_flops_of_known_shapes(void)
+{
+    static const shape shapes[] = {
+        /* ResNet-50 stem: 224x224x3 -> 7x7/2 pad 3 -> 112x112x64 */
+        {2, 1, 1, 224, 224, 8, 64, 1, 7, 7, 3, 2, 1, 1, 112, 112, 2.0 * 112 * 112 * 64 * 49 * 8},
+        {2, 8, 1, 56, 56, 64, 64, 1, 3, 3, 1, 1, 1, 1, 56, 56, 2.0 * 8 * 56 * 56 * 64 * 9 * 64},
+        {2, 8, 1, 56, 56, 64, 128, 1, 3, 3, 1, 2, 1, 1, 28, 28, 2.0 * 8 * 28 * 28 * 128 * 9 * 64},
+        {2, 2, 1, 32, 32, 16, 16, 1, 3, 3, 2, 1, 2, 1, 32, 32, 2.0 * 2 * 32 * 32 * 16 * 9 * 16},   /* dilation 2 */
+        {2, 1, 1, 7, 9, 8, 8, 1, 3, 3, 0, 2, 1, 1, 3, 4, 2.0 * 12 * 8 * 9 * 8},
+        {1, 4, 1, 1, 100, 32, 16, 1, 1, 5, 0, 3, 2, 1, 1, 31, 2.0 * 4 * 31 * 16 * 5 * 32},          /* (100-9)/3+1 */
+        {1, 1, 1, 1, 10, 8, 8, 1, 1, 10, 0, 1, 1, 1, 1, 1, 2.0 * 1 * 8 * 80},
+        {3, 2, 8, 8, 8, 16, 16, 3, 3, 3, 0, 1, 1, 6, 6, 6, 2.0 * 2 * 216 * 16 * 27 * 16},
+        {3, 1, 16, 16, 16, 8, 8, 3, 3, 3, 1, 2, 1, 8, 8, 8, 2.0 * 512 * 8 * 27 * 8},
+    };
+    for (size_t i = 0; i < CVC_ARRAY_LEN(shapes); ++i) {
+        const shape *s = &shapes[i];
+        convcat_problem p;
+        convcat_problem_init(&p);
+        p.dims = s->dims, p.n = s->n, p.d = s->d, p.h = s->h, p.w = s->w, p.c = s->c, p.k = s->k;
+        p.t = s->t, p.r = s->r, p.s = s->s;
+        for (int a = 3 - s->dims; a < 3; ++a) {
+            p.pad_lo[a] = p.pad_hi[a] = s->pad;
+            p.stride[a] = s->stride;
+            p.dilation[a] = s->dil;
+        }
+        int z = -1, pp = -1, q = -1;
+        UNIT_ASSERT_STATUS(convcat_problem_output(&p, &z, &pp, &q), CONVCAT_OK);
+        if (z != s->z || pp != s->p || q != s->q)
+            printf("\n    shape %zu: output %dx%dx%d, wanted %dx%dx%d", i, z, pp, q, s->z, s->p, s->q);
+        CU_ASSERT_TRUE(z == s->z && pp == s->p && q == s->q);
+        CU_ASSERT_DOUBLE_EQUAL(convcat_problem_flops(&p), s->flops, 0.0);
+    }
+}
+
+static void test_output_and_flops_of_bad_problems(void)
+{
+    convcat_problem p = p2();
+    int z = 7, pp = 7, q = 7;
+    p.h = 1;
+    p.pad_lo[1] = p.pad_hi[1] = 0;   /* 3 taps on 1 row */
+    UNIT_ASSERT_STATUS(convcat_problem_output(&p, &z, &pp, &q), CONVCAT_ERR_UNSUPPORTED);
+    UNIT_ASSERT_MENTIONS(convcat_last_error(), "does not fit");
+    CU_ASSERT_TRUE(z == 7 && pp == 7 && q == 7);
+    CU_ASSERT_DOUBLE_EQUAL(convcat_problem_flops(&p), 0.0, 0.0);
+    UNIT_ASSERT_STATUS(convcat_problem_output(NULL, &z, &pp, &q), CONVCAT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT_TRUE(convcat_last_error()[0] != '\0');
+    CU_ASSERT_DOUBLE_EQUAL(convcat_problem_flops(NULL), 0.0, 0.0);
+    /* Groups divide the GEMM K. */
+    p = p2();
+    const double dense = convcat_problem_flops(&p);
+    p.groups = 4;
+    CU_ASSERT_DOUBLE_EQUAL(convcat_problem_flops(&p), dense / 4, 0.0);
+}
+
+/* The output extents are ints: one that does not fit is refused, never wrapped. */
+static void test_output_extent_beyond_int_is_refused(void)
+{
+    convcat_problem p = p1();
+    p.s = 1, p.w = INT_MAX;
+    p.pad_lo[2] = p.pad_hi[2] = 0;
+    int q = 0;
+    UNIT_ASSERT_STATUS(convcat_problem_output(&p, NULL, NULL, &q), CONVCAT_OK);
+    CU_ASSERT_EQUAL(q, INT_MAX);
+    p.pad_hi[2] = 1;
+    q = 0;
+    const convcat_status st = convcat_problem_output(&p, NULL, NULL, &q);
+    if (st == CONVCAT_OK)
+        printf("\n    output extent %d for W = INT_MAX, padding 1", q);
+    UNIT_ASSERT_STATUS(st, CONVCAT_ERR_UNSUPPORTED);
+    UNIT_ASSERT_MENTIONS(convcat_last_error(), "output extent along W is 2147483648");
+    /* GEMM M and K are products of four ints: beyond 64 bits they are refused, not wrapped. */
+    convcat_problem g = p3();
+    g.n = g.d = g.h = g.w = INT_MAX;
+    g.t = g.r = g.s = 1;
+    memset(g.pad_lo, 0, sizeof g.pad_lo);
+    memset(g.pad_hi, 0, sizeof g.pad_hi);
+    UNIT_ASSERT_STATUS(convcat_problem_output(&g, NULL, NULL, NULL), CONVCAT_ERR_UNSUPPORTED);
+    UNIT_ASSERT_MENTIONS(convcat_last_error(), "overflows 64 bits");
+    CU_ASSERT_DOUBLE_EQUAL(convcat_problem_flops(&g), 0.0, 0.0);
+    const cvc_entry e3 = entry(E3_KEY);
+    REFUSE(e3, g, "overflows 64 bits");
+    g.n = 1, g.d = g.h = g.w = 1 << 20;   /* M = 2^60 fits 64 bits: refused by the 32-bit rule */
+    REFUSE(e3, g, "32-bit pixel index");
+    CU_ASSERT_DOUBLE_EQUAL(convcat_problem_flops(&g), 2.0 * 0x1p60 * 64 * 64, 0.0);
+    g.n = g.d = g.h = g.w = 1;
+    g.t = g.r = g.s = g.c = INT_MAX - 7;   /* K = (2^31 - 8)^4: the same for the filter */
+    g.pad_hi[0] = g.pad_hi[1] = g.pad_hi[2] = INT_MAX - 8;
+    REFUSE(e3, g, "overflows 64 bits");
+}
+
+/* The kernel counts its K loop (taps x channel blocks) in an int32. */
+static void test_gemm_k_iterations_fit_32_bits(void)
+{
+    const cvc_entry e1 = entry(E1_KEY);
+    convcat_problem p = p1();
+    p.n = 1, p.k = 8, p.w = 1;
+    p.c = 1 << 20;                         /* 2^14 channel blocks of 64 */
+    p.pad_lo[2] = 32768, p.pad_hi[2] = 32767;
+    p.s = 65536;                           /* the most taps the offsets allow: 2^30 iterations */
+    ACCEPT(e1, p);
+    p.c = 1 << 23;                         /* 2^17 blocks: 16384 taps is 2^31 iterations */
+    p.s = 16383;
+    ACCEPT(e1, p);
+    p.s = 16384;
+    REFUSE(e1, p, "32-bit");
+}
+
+static void test_check_on_the_real_catalog(void)
+{
+    const char *path = unit_env_path("CONVCAT_TEST_CATALOG");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(path);
+    convcat_catalog *cat = NULL;
+    UNIT_ASSERT_STATUS(convcat_open(path, &cat), CONVCAT_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cat);
+    for (size_t i = 0; i < convcat_count(cat); ++i) {
+        convcat_entry_info e;
+        convcat_entry_info_get(cat, i, &e);
+        convcat_problem p = problem(e.dims, e.a_type, e.out_type);
+        char why[192] = "";
+        UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_OK);
+        CU_ASSERT_STRING_EQUAL(why, "ok");
+        UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, NULL, 0), CONVCAT_OK);
+        p.c = 12;
+        why[0] = '\0';
+        UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_ERR_UNSUPPORTED);
+        UNIT_ASSERT_MENTIONS(why, "C = 12");
+        UNIT_ASSERT_MENTIONS(convcat_last_error(), e.key);
+        UNIT_ASSERT_MENTIONS(convcat_last_error(), "C = 12");
+        char tiny[6];
+        UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, tiny, sizeof tiny), CONVCAT_ERR_UNSUPPORTED);
+        CU_ASSERT_EQUAL(strlen(tiny), sizeof tiny - 1);
+        p.dims = e.dims % 3 + 1;
+        UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_ERR_UNSUPPORTED);
+        UNIT_ASSERT_MENTIONS(why, "problem is");
+    }
+    convcat_problem p = p2();
+    UNIT_ASSERT_STATUS(convcat_check(cat, convcat_count(cat), &p, NULL, 0), CONVCAT_ERR_INVALID_ARGUMENT);
+    UNIT_ASSERT_STATUS(convcat_check(cat, 0, NULL, NULL, 0), CONVCAT_ERR_INVALID_ARGUMENT);
+    UNIT_ASSERT_STATUS(convcat_check(NULL, 0, &p, NULL, 0), CONVCAT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT_TRUE(convcat_last_error()[0] != '\0');
+    convcat_close(cat);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"base problems pass", test_base_problems_pass},
+        {"op must match", test_op_must_match},
+        {"dims must match", test_dims_must_match},
+        {"dtypes must match", test_dtypes_must_match},
+        {"extents must be at least one", test_extents_must_be_at_least_one},
+        {"padding must not be negative", test_padding_must_not_be_negative},
+        {"stride and dilation must be at least one", test_stride_and_dilation_must_be_at_least_one},
+        {"absent axes must be trivial", test_absent_axes_must_be_trivial},
+        {"filter must fit the padded input", test_filter_must_fit_the_padded_input},
+        {"only cross-correlation", test_only_cross_correlation},
+        {"groups are refused", test_groups_are_refused},
+        {"traversal stride at most 8", test_traversal_stride_at_most_8},
+        {"channels must fill 16-byte rows", test_channels_must_fill_16_byte_rows},
+        {"output channels multiple of 8", test_output_channels_multiple_of_8},
+        {"GEMM M fits 32 bits", test_gemm_m_fits_32_bits},
+        {"im2col corner ranges per rank", test_im2col_corner_ranges_per_rank},
+        {"im2col offset ranges per rank", test_im2col_offset_ranges_per_rank},
+        {"filter reach beyond int is refused", test_filter_reach_beyond_int_is_refused},
+        {"TMA box and stride limits", test_tma_box_and_stride_limits},
+        {"problem init defaults", test_problem_init_defaults},
+        {"output and flops of known shapes", test_output_and_flops_of_known_shapes},
+        {"output and flops of bad problems", test_output_and_flops_of_bad_problems},
+        {"output extent beyond int is refused", test_output_extent_beyond_int_is_refused},
+        {"GEMM K iterations fit 32 bits", test_gemm_k_iterations_fit_32_bits},
+        {"check on the real catalog", test_check_on_the_real_catalog},
+        CU_TEST_INFO_NULL,
+    };
+    return unit_main("rules", tests, NULL, NULL);
+}
