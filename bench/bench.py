@@ -13,7 +13,8 @@ columns pad_d_hi pad_h_hi pad_w_hi give asymmetric padding.
 What it does, per problem row and data type:
   1. makes the tensors once with PyTorch, random data, stored channel-innermost as convcat wants
      (x: N,D,H,W,C; w: K,T,R,S,C; y: N,Z,P,Q,K); PyTorch sees them through permuted views, which
-     are channels_last / channels_last_3d for 2D/3D (for 1D the view is N,C,W with C innermost);
+     are channels_last / channels_last_3d for 2D/3D (for 1D, cuDNN gets contiguous N,C,W copies,
+     its fastest layout, as in cudnn_baseline.py);
   2. times cuDNN through torch.nn.functional.conv{1,2,3}d (or aten.convolution_backward for
      dgrad/wgrad) the way cudnn_baseline.py does: cudnn.benchmark on, CUDA events, median of 50
      runs after 10 warm-ups; its output is the reference;
@@ -319,6 +320,10 @@ class Case:
         if g["dims"] > 1:
             fmt = torch.channels_last_3d if g["dims"] == 3 else torch.channels_last
             assert x_t.is_contiguous(memory_format=fmt) and w_t.is_contiguous(memory_format=fmt)
+        else:
+            # 1D: cuDNN is fastest on PyTorch's contiguous N,C,W (as cudnn_baseline.py measures
+            # it); give it copies in that layout, made once, outside the timing.
+            x_t, w_t = x_t.contiguous(), w_t.contiguous()
         # PyTorch has no asymmetric padding: pad x once, outside the timing, and convolve unpadded.
         self.prepadded = g["pad_lo"] != g["pad_hi"]
         pad = g["pad_lo"]
@@ -332,7 +337,7 @@ class Case:
             self.fn = lambda: conv(x_t, w_t, None, st, pad, dil, grp)
         else:
             mask = [op == "dgrad", op == "wgrad", False]
-            y_t = to_torch(self.y)
+            y_t = to_torch(self.y) if g["dims"] > 1 else to_torch(self.y).contiguous()
             self.fn = lambda: torch.ops.aten.convolution_backward(
                 y_t, x_t, w_t, None, st, pad, dil, False, [0] * nd, grp, mask)
         self.cudnn_ms = median_ms(self.fn)

@@ -1,11 +1,18 @@
 /* query.c: which kernels can run a problem, ranked by a time model (no timing).
  *
- * The model: a persistent grid runs ceil(tiles / concurrent CTAs) waves; a
- * tile costs its MMA work at a per-SM rate scaled by the tile's arithmetic
- * intensity against shared memory (small tiles re-read operands more), plus
- * a fixed prologue/epilogue cost; shallow pipelines pay a latency factor;
- * nothing beats the time to move the tensors once through DRAM.  Figures are
- * the H200's (BENCHMARKS.md): 787 TFLOP/s bf16 GEMM, 4.3 TB/s copy.
+ * The model, per kernel: a persistent grid gives each SM ceil(tiles / SMs)
+ * tiles; a tile costs k_iters stages plus a fixed prologue/epilogue cost.
+ *  - A stage costs the larger of its MMA time (at the measured GEMM peak per
+ *    SM; warpgroups 256 wide reach only 0.8 of it) and its operand load time
+ *    (~100 GB/s per SM from L2, where small tiles sit), with a latency factor
+ *    for shallow pipelines.  A 2-CTA cluster adds a fixed per-stage latency.
+ *  - The prologue/epilogue cost grows with the tile's output bytes (the
+ *    epilogue stores straight from registers).
+ *  - Nothing beats moving the tensors once through DRAM.
+ * Constants were measured on the H200 (bench/bench.py, 2026-11-29,
+ * BENCHMARKS.md): 787 TFLOP/s bf16 GEMM, 4.3 TB/s copy, and the per-stage /
+ * per-tile costs fitted over the layer suite's 18 kernels per layer; on that
+ * suite the top pick lands within 10% of the fastest kernel.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -13,10 +20,15 @@
 
 #include "internal.h"
 
-#define PEAK_FLOP_PER_US 787e6      /* whole GPU, bf16 dense */
-#define DRAM_BYTES_PER_US 4.3e6
 #define DEFAULT_SMS 132
-#define TILE_FIXED_US 0.6           /* prologue fill + epilogue of one tile */
+#define PEAK_FLOP_PER_SM_US (787e6 / DEFAULT_SMS) /* bf16 dense GEMM, per SM per microsecond */
+#define MMA_EFF 1.08                              /* measured stage rate over the GEMM peak */
+#define MMA_EFF_N256 0.80                         /* ... for warpgroups 256 columns wide */
+#define LOAD_BYTES_PER_SM_US 100e3                /* operand bytes per SM per microsecond */
+#define CLUSTER_STAGE_US 0.38                     /* extra per-stage latency of a 2-CTA cluster */
+#define EPILOGUE_US_PER_KB 0.11                   /* per KiB of output tile */
+#define TILE_FIXED_US 0.3
+#define DRAM_BYTES_PER_US 4.3e6
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -31,27 +43,23 @@ double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
     const int cluster = k->cluster_m * k->cluster_n;
     const int64_t ctas = ceil_div(ceil_div(g.m, k->tile_m), k->cluster_m) * k->cluster_m *
                          ceil_div(ceil_div(g.n, k->tile_n), k->cluster_n) * k->cluster_n;
-    const int64_t slots = sms / cluster * cluster;
-    const int64_t waves = ceil_div(ctas, slots);
+    const int64_t waves = ceil_div(ctas, sms / cluster * cluster);
     /* K is padded to whole channel blocks per filter tap. */
     const int64_t taps = (int64_t)p->t * p->r * p->s;
     const int64_t k_iters = taps * ceil_div(p->c, k->tile_k);
-    const double intensity = (double)k->tile_m * k->tile_n / (k->tile_m + k->tile_n);
-    const double eff = fmin(0.9, intensity / 95.0);
-    const double tile_flop = 2.0 * k->tile_m * k->tile_n * (double)k->tile_k * (double)k_iters;
-    double tile_us = tile_flop / (PEAK_FLOP_PER_US / DEFAULT_SMS * eff) + TILE_FIXED_US;
-    if (k->stages < 3)
-        tile_us *= 1.15;
-    else if (k->stages == 3)
-        tile_us *= 1.03;
-    double t = (double)waves * tile_us;
-    /* Multicast halves one operand's L2 traffic; it pays only with several waves. */
+    const int in_bytes = cvc_dtype_bytes(p->a_type), out_bytes = cvc_dtype_bytes(p->out_type);
+    const int wg_n = k->tile_m >= 128 ? k->tile_n : k->tile_n / 2;   /* space.py's warpgroup split */
+    const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / PEAK_FLOP_PER_SM_US /
+                          (wg_n == 256 ? MMA_EFF_N256 : MMA_EFF);
+    const double load_us = (double)(k->tile_m + k->tile_n) * k->tile_k * in_bytes / LOAD_BYTES_PER_SM_US;
+    double stage_us = fmax(mma_us, load_us) * (k->stages <= 2 ? 1.25 : k->stages == 3 ? 1.08 : 1.0);
     if (cluster > 1)
-        t *= waves > 1 ? 0.99 : 1.01;
-    const double bytes = (double)p->n * p->d * p->h * p->w * p->c * cvc_dtype_bytes(p->a_type) +
-                         (double)p->k * taps * p->c * cvc_dtype_bytes(p->b_type) +
-                         (double)g.m * g.n * cvc_dtype_bytes(p->out_type);
-    return fmax(t, bytes / DRAM_BYTES_PER_US);
+        stage_us += CLUSTER_STAGE_US;
+    const double tile_us = (double)k_iters * stage_us +
+                           EPILOGUE_US_PER_KB * k->tile_m * k->tile_n * out_bytes / 1024.0 + TILE_FIXED_US;
+    const double bytes = (double)p->n * p->d * p->h * p->w * p->c * in_bytes +
+                         (double)p->k * taps * p->c * cvc_dtype_bytes(p->b_type) + (double)g.m * g.n * out_bytes;
+    return fmax((double)waves * tile_us, bytes / DRAM_BYTES_PER_US);
 }
 
 static int by_rank(const void *x, const void *y)
