@@ -78,7 +78,10 @@ static bool layout_valid(int rank, int elem_bytes, const uint64_t *dims, const u
         }
     }
     for (int i = 0; i + 1 < rank; ++i) {
-        const uint64_t inner = i == 0 ? dims[0] * (uint64_t)elem_bytes : strides[i - 1] * dims[i];
+        /* A product past 2^64 must not wrap into something a stride "covers". */
+        uint64_t inner = dims[0] * (uint64_t)elem_bytes;
+        if (i > 0 && __builtin_mul_overflow(strides[i - 1], dims[i], &inner))
+            inner = UINT64_MAX;
         if (strides[i] % 16 || strides[i] >= TWO40 || strides[i] < inner) {
             cvc_say(why, n, "byte stride %llu of dimension %d must be a multiple of 16, below 2^40, "
                     "and cover the inner dimensions", (unsigned long long)strides[i], i + 1);
