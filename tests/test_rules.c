@@ -478,6 +478,20 @@ static void test_tma_box_and_stride_limits(void)
     BOTH(e, q, w, (1 << 19) - 1, 1 << 19, "activations: byte stride 1099511627776 of dimension 2");
 }
 
+/* An activation tensor of more than 2^64 bytes whose N stride, computed mod 2^64, lands
+ * below 2^40: every other rule passes (M = 12.6M, 2^25 K iterations). */
+static void test_tensor_past_2_64_bytes_is_refused(void)
+{
+    const cvc_entry e3 = entry(E3_KEY);
+    convcat_problem p = p3();
+    p.n = 1, p.h = 17, p.w = 15, p.c = INT_MAX - 7, p.k = 8;
+    p.t = p.r = p.s = 1;
+    memset(p.pad_lo, 0, sizeof p.pad_lo);
+    memset(p.pad_hi, 0, sizeof p.pad_hi);
+    p.stride[0] = p.stride[1] = p.stride[2] = 8;
+    BOTH(e3, p, d, 1, 16843010, "activations: byte stride");
+}
+
 /* ---- problem helpers and the public check ------------------------------------------------------------ */
 
 static void test_problem_init_defaults(void)
@@ -673,6 +687,7 @@ int main(void)
         {"im2col offset ranges per rank", test_im2col_offset_ranges_per_rank},
         {"filter reach beyond int is refused", test_filter_reach_beyond_int_is_refused},
         {"TMA box and stride limits", test_tma_box_and_stride_limits},
+        {"tensor past 2^64 bytes is refused", test_tensor_past_2_64_bytes_is_refused},
         {"problem init defaults", test_problem_init_defaults},
         {"output and flops of known shapes", test_output_and_flops_of_known_shapes},
         {"output and flops of bad problems", test_output_and_flops_of_bad_problems},

@@ -1,0 +1,559 @@
+/* test_tma.c: tensor-map parameters (runtime/src/tma.c), computed and checked on the CPU.
+ *
+ * cvc_tma_fprop must give, for known 1D/2D/3D problems, the numbers
+ * cuTensorMapEncodeIm2col/Tiled take: extents innermost first, byte strides,
+ * im2col corners W first, traversal strides, boxes from the entry.  The two
+ * validators must accept each TMA limit exactly and refuse one past it, with
+ * a reason naming the limit.
+ */
+#include "internal.h"
+#include "unit.h"
+
+#define TWO32 (UINT64_C(1) << 32)
+#define TWO40 (UINT64_C(1) << 40)
+
+static cvc_entry entry(const char *key)
+{
+    cvc_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.key, sizeof e.key, "%s", key);
+    CU_ASSERT_TRUE_FATAL(cvc_key_parse(key, &e.k, NULL, 0));
+    e.threads = 384;
+    e.a_box_rows = e.k.tile_m / e.k.cluster_n;
+    e.a_box_cols = e.k.tile_k;
+    e.b_box_rows = e.k.tile_n / e.k.cluster_m;
+    e.b_box_cols = e.k.tile_k;
+    e.swizzle_bytes = 128;
+    return e;
+}
+
+#define ASSERT_U64S(got, ...)                                                        \
+    do {                                                                             \
+        const uint64_t want_[] = {__VA_ARGS__};                                      \
+        for (size_t i_ = 0; i_ < sizeof want_ / sizeof *want_; ++i_) {               \
+            if ((uint64_t)(got)[i_] != want_[i_])                                    \
+                printf("\n    %s:%d: %s[%zu] = %llu, wanted %llu", __FILE__, __LINE__, #got, i_, \
+                       (unsigned long long)(got)[i_], (unsigned long long)want_[i_]);            \
+            CU_ASSERT_EQUAL((uint64_t)(got)[i_], want_[i_]);                         \
+        }                                                                            \
+    } while (0)
+
+#define ASSERT_INTS(got, ...)                                                        \
+    do {                                                                             \
+        const int want_[] = {__VA_ARGS__};                                           \
+        for (size_t i_ = 0; i_ < sizeof want_ / sizeof *want_; ++i_) {               \
+            if ((got)[i_] != want_[i_])                                              \
+                printf("\n    %s:%d: %s[%zu] = %d, wanted %d", __FILE__, __LINE__, #got, i_, \
+                       (int)(got)[i_], want_[i_]);                                   \
+            CU_ASSERT_EQUAL((got)[i_], want_[i_]);                                   \
+        }                                                                            \
+    } while (0)
+
+/* ---- cvc_tma_fprop on known problems ---------------------------------------------- */
+
+static void test_fprop_1d_descriptors(void)
+{
+    const cvc_entry e = entry("sm90a_fprop_1d_f16_f16_f32_f32_128x64x64_s3_c1x2_coop");
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.dims = 1, p.a_type = p.b_type = CONVCAT_F16, p.out_type = CONVCAT_F32;
+    p.n = 3, p.w = 100, p.c = 32, p.k = 16, p.s = 5;
+    p.pad_lo[2] = 2, p.pad_hi[2] = 1, p.stride[2] = 2, p.dilation[2] = 3;
+    cvc_im2col_desc a;
+    cvc_tiled_desc b;
+    cvc_tma_fprop(&e, &p, &a, &b);
+    CU_ASSERT_EQUAL(a.rank, 3);
+    CU_ASSERT_EQUAL(a.elem_bytes, 2);
+    ASSERT_U64S(a.dims, 32, 100, 3);                 /* C, W, N */
+    ASSERT_U64S(a.strides, 64, 6400);                /* bytes of W, N */
+    ASSERT_INTS(a.lower, -2);                        /* -pad_lo */
+    ASSERT_INTS(a.upper, 1 - 4 * 3);                 /* pad_hi - (S - 1) * dil */
+    ASSERT_U64S(a.max_offset, 12);
+    ASSERT_U64S(a.elem_strides, 1, 2, 1);            /* the conv stride on W only */
+    CU_ASSERT_EQUAL(a.channels_per_pixel, 64);       /* tile K */
+    CU_ASSERT_EQUAL(a.pixels_per_column, 64);        /* tile M / cluster N */
+    CU_ASSERT_EQUAL(a.swizzle_bytes, 128);
+    CU_ASSERT_EQUAL(b.rank, 3);
+    CU_ASSERT_EQUAL(b.elem_bytes, 2);
+    ASSERT_U64S(b.dims, 32, 5, 16);                  /* C, S, K */
+    ASSERT_U64S(b.strides, 64, 320);
+    ASSERT_U64S(b.box, 64, 1, 64);                   /* tile K, one tap, tile N / cluster M */
+    ASSERT_U64S(b.elem_strides, 1, 1, 1);
+    CU_ASSERT_EQUAL(b.swizzle_bytes, 128);
+    CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a, NULL, 0));
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b, NULL, 0));
+}
+
+static void test_fprop_2d_descriptors(void)
+{
+    const cvc_entry e = entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop");
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.n = 2, p.h = 10, p.w = 12, p.c = 64, p.k = 24, p.r = 3, p.s = 5;
+    p.pad_lo[1] = 1, p.pad_lo[2] = 2, p.pad_hi[1] = 3, p.pad_hi[2] = 4;
+    p.stride[1] = 2, p.stride[2] = 3, p.dilation[1] = 2, p.dilation[2] = 1;
+    cvc_im2col_desc a;
+    cvc_tiled_desc b;
+    cvc_tma_fprop(&e, &p, &a, &b);
+    CU_ASSERT_EQUAL(a.rank, 4);
+    ASSERT_U64S(a.dims, 64, 12, 10, 2);              /* C, W, H, N */
+    ASSERT_U64S(a.strides, 128, 1536, 15360);
+    ASSERT_INTS(a.lower, -2, -1);                    /* W, H */
+    ASSERT_INTS(a.upper, 4 - 4 * 1, 3 - 2 * 2);
+    ASSERT_U64S(a.max_offset, 4, 4);
+    ASSERT_U64S(a.elem_strides, 1, 3, 2, 1);
+    CU_ASSERT_EQUAL(a.channels_per_pixel, 64);
+    CU_ASSERT_EQUAL(a.pixels_per_column, 128);       /* cluster N 1: the whole tile */
+    CU_ASSERT_EQUAL(b.rank, 4);
+    ASSERT_U64S(b.dims, 64, 5, 3, 24);               /* C, S, R, K */
+    ASSERT_U64S(b.strides, 128, 640, 1920);
+    ASSERT_U64S(b.box, 64, 1, 1, 64);                /* cluster M 2: half the tile's N */
+    ASSERT_U64S(b.elem_strides, 1, 1, 1, 1);
+    CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a, NULL, 0));
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b, NULL, 0));
+}
+
+static void test_fprop_3d_descriptors(void)
+{
+    const cvc_entry e = entry("sm90a_fprop_3d_f16_f16_f32_f32_64x128x64_s3_c1x2_coop");
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.dims = 3, p.a_type = p.b_type = CONVCAT_F16, p.out_type = CONVCAT_F32;
+    p.n = 1, p.d = 6, p.h = 7, p.w = 8, p.c = 16, p.k = 8, p.t = 2, p.r = 3, p.s = 4;
+    const int lo[3] = {1, 2, 3}, hi[3] = {0, 1, 2}, st[3] = {2, 1, 3}, dil[3] = {3, 1, 2};
+    memcpy(p.pad_lo, lo, sizeof lo);
+    memcpy(p.pad_hi, hi, sizeof hi);
+    memcpy(p.stride, st, sizeof st);
+    memcpy(p.dilation, dil, sizeof dil);
+    cvc_im2col_desc a;
+    cvc_tiled_desc b;
+    cvc_tma_fprop(&e, &p, &a, &b);
+    CU_ASSERT_EQUAL(a.rank, 5);
+    ASSERT_U64S(a.dims, 16, 8, 7, 6, 1);             /* C, W, H, D, N */
+    ASSERT_U64S(a.strides, 32, 256, 1792, 10752);
+    ASSERT_INTS(a.lower, -3, -2, -1);                /* W, H, D */
+    ASSERT_INTS(a.upper, 2 - 3 * 2, 1 - 2 * 1, 0 - 1 * 3);
+    ASSERT_U64S(a.max_offset, 6, 2, 3);
+    ASSERT_U64S(a.elem_strides, 1, 3, 1, 2, 1);
+    CU_ASSERT_EQUAL(a.pixels_per_column, 32);        /* tile M 64 / cluster N 2 */
+    CU_ASSERT_EQUAL(b.rank, 5);
+    ASSERT_U64S(b.dims, 16, 4, 3, 2, 8);             /* C, S, R, T, K */
+    ASSERT_U64S(b.strides, 32, 128, 384, 768);
+    ASSERT_U64S(b.box, 64, 1, 1, 1, 128);
+    CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a, NULL, 0));
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b, NULL, 0));
+}
+
+/* Element sizes other than 2: 8-bit and tf32 entries of the space. */
+static void test_fprop_element_sizes(void)
+{
+    const struct {
+        const char *key;
+        convcat_dtype ab;
+        int bytes;
+    } cases[] = {
+        {"sm90a_fprop_2d_e4m3_e4m3_f32_bf16_128x128x128_s4_c1x1_coop", CONVCAT_E4M3, 1},
+        {"sm90a_fprop_2d_tf32_tf32_f32_f32_128x128x32_s4_c1x1_coop", CONVCAT_TF32, 4},
+    };
+    for (size_t i = 0; i < CVC_ARRAY_LEN(cases); ++i) {
+        const cvc_entry e = entry(cases[i].key);
+        convcat_problem p;
+        convcat_problem_init(&p);
+        p.a_type = p.b_type = cases[i].ab;
+        p.n = 1, p.h = 4, p.w = 4, p.c = 32, p.k = 16;
+        cvc_im2col_desc a;
+        cvc_tiled_desc b;
+        cvc_tma_fprop(&e, &p, &a, &b);
+        const uint64_t row = 32u * (unsigned)cases[i].bytes;
+        CU_ASSERT_EQUAL(a.elem_bytes, cases[i].bytes);
+        CU_ASSERT_EQUAL(b.elem_bytes, cases[i].bytes);
+        ASSERT_U64S(a.strides, row, row * 4, row * 16);
+        ASSERT_U64S(b.strides, row, row, row);
+        CU_ASSERT_EQUAL(a.channels_per_pixel * (unsigned)cases[i].bytes, 128);
+        CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a, NULL, 0));
+        CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b, NULL, 0));
+    }
+}
+
+/* ---- validators: helpers ------------------------------------------------------------ */
+
+/* A valid im2col descriptor of `rank`: 2-byte elements, C 64, spatial 32, N 4, packed. */
+static cvc_im2col_desc im2col_base(int rank)
+{
+    cvc_im2col_desc d;
+    memset(&d, 0, sizeof d);
+    d.rank = rank;
+    d.elem_bytes = 2;
+    uint64_t bytes = 2;
+    for (int i = 0; i < rank; ++i) {
+        d.dims[i] = i == 0 ? 64 : i == rank - 1 ? 4 : 32;
+        bytes *= d.dims[i];
+        if (i + 1 < rank)
+            d.strides[i] = bytes;
+        d.elem_strides[i] = 1;
+    }
+    d.channels_per_pixel = 64;
+    d.pixels_per_column = 128;
+    d.swizzle_bytes = 128;
+    return d;
+}
+
+/* A valid tiled descriptor of `rank`: 2-byte elements, dims 64, 3, ..., 128, box 64, 1, ..., 128. */
+static cvc_tiled_desc tiled_base(int rank)
+{
+    cvc_tiled_desc d;
+    memset(&d, 0, sizeof d);
+    d.rank = rank;
+    d.elem_bytes = 2;
+    uint64_t bytes = 2;
+    for (int i = 0; i < rank; ++i) {
+        d.dims[i] = i == 0 ? 64 : i == rank - 1 ? 128 : 3;
+        d.box[i] = i == 0 ? 64 : i == rank - 1 ? 128 : 1;
+        bytes *= d.dims[i];
+        if (i + 1 < rank)
+            d.strides[i] = bytes;
+        d.elem_strides[i] = 1;
+    }
+    d.swizzle_bytes = 128;
+    return d;
+}
+
+/* Packed byte strides for the current extents and element size. */
+static void repack_i2c(cvc_im2col_desc *d)
+{
+    uint64_t bytes = (uint64_t)d->elem_bytes;
+    for (int i = 0; i + 1 < d->rank; ++i)
+        d->strides[i] = bytes *= d->dims[i];
+}
+
+static void repack_tiled(cvc_tiled_desc *d)
+{
+    uint64_t bytes = (uint64_t)d->elem_bytes;
+    for (int i = 0; i + 1 < d->rank; ++i)
+        d->strides[i] = bytes *= d->dims[i];
+}
+
+static void expect_i2c(int line, const cvc_im2col_desc *d, bool want, const char *mention)
+{
+    char why[256] = "";
+    const bool ok = cvc_im2col_desc_valid(d, why, sizeof why);
+    if (ok != want)
+        printf("\n    test_tma.c:%d: im2col descriptor %s (%s)", line, ok ? "accepted" : "refused", why);
+    CU_ASSERT_EQUAL(ok, want);
+    if (want)
+        return;
+    CU_ASSERT_TRUE(why[0] != '\0');
+    if (mention && !strstr(why, mention))
+        printf("\n    test_tma.c:%d: \"%s\" does not mention \"%s\"", line, why, mention);
+    CU_ASSERT_TRUE(!mention || strstr(why, mention));
+}
+
+static void expect_tiled(int line, const cvc_tiled_desc *d, bool want, const char *mention)
+{
+    char why[256] = "";
+    const bool ok = cvc_tiled_desc_valid(d, why, sizeof why);
+    if (ok != want)
+        printf("\n    test_tma.c:%d: tiled descriptor %s (%s)", line, ok ? "accepted" : "refused", why);
+    CU_ASSERT_EQUAL(ok, want);
+    if (want)
+        return;
+    CU_ASSERT_TRUE(why[0] != '\0');
+    if (mention && !strstr(why, mention))
+        printf("\n    test_tma.c:%d: \"%s\" does not mention \"%s\"", line, why, mention);
+    CU_ASSERT_TRUE(!mention || strstr(why, mention));
+}
+
+/* `field` = good is accepted, = bad refused with `mention`; the rest from `base`. */
+#define I2C_BOTH(base, field, good, bad, mention)                         \
+    do {                                                                  \
+        cvc_im2col_desc d_ = (base);                                      \
+        d_.field = (good);                                                \
+        expect_i2c(__LINE__, &d_, true, NULL);                            \
+        d_.field = (bad);                                                 \
+        expect_i2c(__LINE__, &d_, false, (mention));                      \
+    } while (0)
+
+#define TILED_BOTH(base, field, good, bad, mention)                       \
+    do {                                                                  \
+        cvc_tiled_desc d_ = (base);                                       \
+        d_.field = (good);                                                \
+        expect_tiled(__LINE__, &d_, true, NULL);                          \
+        d_.field = (bad);                                                 \
+        expect_tiled(__LINE__, &d_, false, (mention));                    \
+    } while (0)
+
+/* ---- im2col limits ----------------------------------------------------------------------- */
+
+static void test_im2col_rank_is_3_to_5(void)
+{
+    for (int rank = 3; rank <= 5; ++rank) {
+        const cvc_im2col_desc d = im2col_base(rank);
+        expect_i2c(__LINE__, &d, true, NULL);
+    }
+    cvc_im2col_desc d = im2col_base(3);
+    d.rank = 2;
+    expect_i2c(__LINE__, &d, false, "im2col rank 2");
+    d = im2col_base(5);
+    d.rank = 6;
+    expect_i2c(__LINE__, &d, false, "im2col rank 6");
+    I2C_BOTH(im2col_base(4), elem_bytes, 2, 0, "rank");
+}
+
+static void test_im2col_extents_up_to_2_32(void)
+{
+    for (int rank = 3; rank <= 5; ++rank) {
+        const cvc_im2col_desc base = im2col_base(rank);
+        I2C_BOTH(base, dims[rank - 1], TWO32, TWO32 + 1, "outside 1..2^32");
+        I2C_BOTH(base, dims[rank - 1], 1, 0, "tensor extent 0");
+    }
+    /* An inner extent: its stride and all above grow with it. */
+    cvc_im2col_desc d = im2col_base(3);
+    d.dims[0] = 8;                       /* 16-byte rows */
+    d.channels_per_pixel = 8;
+    d.dims[1] = TWO32;
+    d.strides[0] = 16;
+    d.strides[1] = 16 * TWO32;
+    expect_i2c(__LINE__, &d, true, NULL);
+    d.dims[1] = TWO32 + 1;
+    expect_i2c(__LINE__, &d, false, "tensor extent 4294967297 of dimension 1");
+}
+
+static void test_im2col_strides_multiple_of_16_below_2_40(void)
+{
+    for (int rank = 3; rank <= 5; ++rank) {
+        const cvc_im2col_desc base = im2col_base(rank);
+        const uint64_t top = base.strides[rank - 2];
+        I2C_BOTH(base, strides[rank - 2], top + 16, top + 8, "must be a multiple of 16");
+        I2C_BOTH(base, strides[rank - 2], TWO40 - 16, TWO40, "below 2^40");
+        /* Each stride covers the dimensions inside it. */
+        I2C_BOTH(base, strides[rank - 2], top, top - 16, "cover the inner dimensions");
+        I2C_BOTH(base, strides[0], 128, 112, "byte stride 112 of dimension 1");
+    }
+}
+
+/* A stride that covers its inner dimensions only once the product wraps at 2^64 is refused. */
+static void test_im2col_strides_do_not_wrap(void)
+{
+    cvc_im2col_desc d = im2col_base(4);
+    d.dims[0] = 1u << 20;                      /* C: 2 MiB rows */
+    d.channels_per_pixel = 64;
+    d.dims[1] = (1u << 19) - 1;                /* W */
+    d.strides[0] = 1u << 21;
+    d.strides[1] = TWO40 - 16;                 /* H stride: the largest, it covers W */
+    d.dims[2] = (UINT64_C(1) << 24) + 1;       /* H: (2^40 - 16) * H passes 2^64 ... */
+    d.strides[2] = d.strides[1] * d.dims[2];   /* ... and wraps to 2^40 - 2^28 - 16 */
+    d.dims[3] = 1;
+    CU_ASSERT_EQUAL(d.strides[2], TWO40 - (UINT64_C(1) << 28) - 16);
+    expect_i2c(__LINE__, &d, false, "byte stride");
+    d.dims[2] = 1u << 23;                      /* neighbour: 2^63 - 2^27 bytes, but still >= 2^40 */
+    d.strides[2] = d.strides[1] * d.dims[2];
+    expect_i2c(__LINE__, &d, false, "below 2^40");
+    d.dims[2] = 1;                             /* and one that fits */
+    d.strides[2] = d.strides[1];
+    expect_i2c(__LINE__, &d, true, NULL);
+}
+
+/* Corners are signed 16/8/5-bit per spatial axis; offsets unsigned 16/8/5-bit. */
+static void test_im2col_corner_and_offset_ranges_per_rank(void)
+{
+    static const struct {
+        int rank, lo, hi;
+        uint32_t off;
+        const char *range;
+    } ranks[] = {{3, -32768, 32767, 65535, "[-32768, 32767] for a 1D tensor"},
+                 {4, -128, 127, 255, "[-128, 127] for a 2D tensor"},
+                 {5, -16, 15, 31, "[-16, 15] for a 3D tensor"}};
+    static const char *const axis[3] = {"along W", "along H", "along D"};
+    for (size_t r = 0; r < CVC_ARRAY_LEN(ranks); ++r) {
+        cvc_im2col_desc base = im2col_base(ranks[r].rank);
+        for (int i = 0; i < ranks[r].rank - 2; ++i)
+            base.dims[1 + i] = 2 * (uint64_t)-ranks[r].lo;   /* a bounding box for either corner at a limit */
+        repack_i2c(&base);
+        expect_i2c(__LINE__, &base, true, NULL);
+        for (int i = 0; i < ranks[r].rank - 2; ++i) {
+            I2C_BOTH(base, lower[i], ranks[r].lo, ranks[r].lo - 1, axis[i]);
+            I2C_BOTH(base, lower[i], ranks[r].lo, ranks[r].lo - 1, ranks[r].range);
+            I2C_BOTH(base, lower[i], ranks[r].hi, ranks[r].hi + 1, ranks[r].range);
+            I2C_BOTH(base, upper[i], ranks[r].hi, ranks[r].hi + 1, axis[i]);
+            I2C_BOTH(base, upper[i], ranks[r].lo, ranks[r].lo - 1, ranks[r].range);
+            I2C_BOTH(base, max_offset[i], ranks[r].off, ranks[r].off + 1, "im2col offset");
+            I2C_BOTH(base, max_offset[i], ranks[r].off, UINT32_MAX, axis[i]);
+        }
+    }
+}
+
+static void test_im2col_bounding_box_not_empty(void)
+{
+    cvc_im2col_desc d = im2col_base(4);
+    d.dims[2] = 4;                             /* H */
+    repack_i2c(&d);
+    d.lower[1] = 0;
+    I2C_BOTH(d, upper[1], -3, -4, "bounding box along H is empty");
+    d.upper[1] = 0;
+    I2C_BOTH(d, lower[1], 3, 4, "bounding box along H is empty");
+}
+
+static void test_im2col_channels_per_pixel(void)
+{
+    const cvc_im2col_desc base = im2col_base(4);           /* 2-byte elements, 128-byte swizzle */
+    I2C_BOTH(base, channels_per_pixel, 64, 72, "within the 128-byte swizzle span");
+    I2C_BOTH(base, channels_per_pixel, 8, 4, "a multiple of 16 bytes");
+    I2C_BOTH(base, channels_per_pixel, 16, 12, "channelsPerPixel 12 (24 bytes)");
+    I2C_BOTH(base, channels_per_pixel, 8, 0, "channelsPerPixel 0");
+    cvc_im2col_desc d = base;
+    d.swizzle_bytes = 64;
+    I2C_BOTH(d, channels_per_pixel, 32, 40, "within the 64-byte swizzle span");
+    d.swizzle_bytes = 32;
+    I2C_BOTH(d, channels_per_pixel, 16, 24, "within the 32-byte swizzle span");
+    /* Without swizzling, 1-byte elements: the 256-channel limit itself. */
+    d = base;
+    d.swizzle_bytes = 0;
+    d.elem_bytes = 1;
+    d.dims[0] = 512;
+    repack_i2c(&d);
+    I2C_BOTH(d, channels_per_pixel, 256, 272, "must be 1..256");
+}
+
+static void test_im2col_pixels_per_column(void)
+{
+    const cvc_im2col_desc base = im2col_base(3);
+    I2C_BOTH(base, pixels_per_column, 1024, 1025, "pixelsPerColumn 1025 is outside 1..1024");
+    I2C_BOTH(base, pixels_per_column, 1, 0, "pixelsPerColumn 0");
+}
+
+static void test_im2col_element_strides_1_to_8(void)
+{
+    for (int rank = 3; rank <= 5; ++rank) {
+        const cvc_im2col_desc base = im2col_base(rank);
+        for (int i = 0; i < rank; ++i) {
+            char says[64];
+            snprintf(says, sizeof says, "element stride 9 of dimension %d is outside 1..8", i);
+            I2C_BOTH(base, elem_strides[i], 8, 9, says);
+            I2C_BOTH(base, elem_strides[i], 1, 0, "element stride 0");
+        }
+    }
+}
+
+/* ---- tiled limits ------------------------------------------------------------------------- */
+
+static void test_tiled_rank_is_1_to_5(void)
+{
+    for (int rank = 1; rank <= 5; ++rank) {
+        const cvc_tiled_desc d = tiled_base(rank);
+        expect_tiled(__LINE__, &d, true, NULL);
+    }
+    cvc_tiled_desc d = tiled_base(1);
+    d.rank = 0;
+    expect_tiled(__LINE__, &d, false, "tiled rank 0");
+    d = tiled_base(5);
+    d.rank = 6;
+    expect_tiled(__LINE__, &d, false, "tiled rank 6");
+    TILED_BOTH(tiled_base(2), elem_bytes, 2, 0, "rank");
+}
+
+static void test_tiled_extents_and_strides(void)
+{
+    for (int rank = 2; rank <= 5; ++rank) {
+        const cvc_tiled_desc base = tiled_base(rank);
+        const uint64_t top = base.strides[rank - 2];
+        TILED_BOTH(base, dims[rank - 1], TWO32, TWO32 + 1, "outside 1..2^32");
+        TILED_BOTH(base, dims[rank - 1], 1, 0, "tensor extent 0");
+        TILED_BOTH(base, strides[rank - 2], top + 16, top + 8, "multiple of 16");
+        TILED_BOTH(base, strides[rank - 2], TWO40 - 16, TWO40, "below 2^40");
+        TILED_BOTH(base, strides[rank - 2], top, top - 16, "cover the inner dimensions");
+    }
+    /* The wrap-around of test_im2col_strides_do_not_wrap, on a tiled tensor. */
+    cvc_tiled_desc d = tiled_base(3);
+    d.dims[1] = (UINT64_C(1) << 24) + 1;
+    d.strides[0] = TWO40 - 16;
+    d.strides[1] = d.strides[0] * d.dims[1];
+    expect_tiled(__LINE__, &d, false, "byte stride");
+    d.dims[1] = 1;
+    d.strides[1] = d.strides[0];
+    expect_tiled(__LINE__, &d, true, NULL);
+}
+
+static void test_tiled_box_1_to_256(void)
+{
+    for (int rank = 1; rank <= 5; ++rank) {
+        cvc_tiled_desc base = tiled_base(rank);
+        base.swizzle_bytes = 0;                /* box[0] = 256 is 512 bytes */
+        for (int i = 0; i < rank; ++i) {
+            char says[64];
+            snprintf(says, sizeof says, "box extent 257 of dimension %d is outside 1..256", i);
+            TILED_BOTH(base, box[i], 256, 257, says);
+            TILED_BOTH(base, box[i], i == 0 ? 8 : 1, 0, "box extent 0");
+        }
+    }
+}
+
+static void test_tiled_inner_box_bytes(void)
+{
+    const cvc_tiled_desc base = tiled_base(4);             /* 2-byte elements, 128-byte swizzle */
+    TILED_BOTH(base, box[0], 8, 4, "box inner extent is 8 bytes");
+    TILED_BOTH(base, box[0], 64, 72, "144 bytes: a multiple of 16 within the 128-byte swizzle span");
+    TILED_BOTH(base, box[0], 16, 12, "24 bytes");
+    cvc_tiled_desc d = base;
+    d.elem_bytes = 4;
+    repack_tiled(&d);
+    TILED_BOTH(d, box[0], 4, 2, "8 bytes");
+    d.elem_bytes = 1;
+    repack_tiled(&d);
+    TILED_BOTH(d, box[0], 16, 8, "8 bytes");
+    d.swizzle_bytes = 64;
+    TILED_BOTH(d, box[0], 64, 80, "within the 64-byte swizzle span");
+    d.swizzle_bytes = 0;
+    TILED_BOTH(d, box[0], 256, 8, "8 bytes");
+}
+
+static void test_tiled_element_strides_1_to_8(void)
+{
+    const cvc_tiled_desc base = tiled_base(5);
+    for (int i = 0; i < 5; ++i) {
+        TILED_BOTH(base, elem_strides[i], 8, 9, "outside 1..8");
+        TILED_BOTH(base, elem_strides[i], 1, 0, "element stride 0");
+    }
+}
+
+/* The reason buffer is optional and bounded. */
+static void test_reason_buffer_is_optional(void)
+{
+    cvc_im2col_desc a = im2col_base(4);
+    a.pixels_per_column = 0;
+    CU_ASSERT_FALSE(cvc_im2col_desc_valid(&a, NULL, 0));
+    char small[10];
+    CU_ASSERT_FALSE(cvc_im2col_desc_valid(&a, small, sizeof small));
+    CU_ASSERT_EQUAL(strlen(small), sizeof small - 1);
+    cvc_tiled_desc b = tiled_base(2);
+    b.box[1] = 0;
+    CU_ASSERT_FALSE(cvc_tiled_desc_valid(&b, NULL, 0));
+    CU_ASSERT_FALSE(cvc_tiled_desc_valid(&b, small, sizeof small));
+    CU_ASSERT_EQUAL(strlen(small), sizeof small - 1);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"fprop 1D descriptors", test_fprop_1d_descriptors},
+        {"fprop 2D descriptors", test_fprop_2d_descriptors},
+        {"fprop 3D descriptors", test_fprop_3d_descriptors},
+        {"fprop element sizes", test_fprop_element_sizes},
+        {"im2col rank is 3 to 5", test_im2col_rank_is_3_to_5},
+        {"im2col extents up to 2^32", test_im2col_extents_up_to_2_32},
+        {"im2col strides multiple of 16 below 2^40", test_im2col_strides_multiple_of_16_below_2_40},
+        {"im2col strides do not wrap", test_im2col_strides_do_not_wrap},
+        {"im2col corner and offset ranges per rank", test_im2col_corner_and_offset_ranges_per_rank},
+        {"im2col bounding box not empty", test_im2col_bounding_box_not_empty},
+        {"im2col channels per pixel", test_im2col_channels_per_pixel},
+        {"im2col pixels per column", test_im2col_pixels_per_column},
+        {"im2col element strides 1 to 8", test_im2col_element_strides_1_to_8},
+        {"tiled rank is 1 to 5", test_tiled_rank_is_1_to_5},
+        {"tiled extents and strides", test_tiled_extents_and_strides},
+        {"tiled box 1 to 256", test_tiled_box_1_to_256},
+        {"tiled inner box bytes", test_tiled_inner_box_bytes},
+        {"tiled element strides 1 to 8", test_tiled_element_strides_1_to_8},
+        {"reason buffer is optional", test_reason_buffer_is_optional},
+        CU_TEST_INFO_NULL,
+    };
+    return unit_main("tma", tests, NULL, NULL);
+}
