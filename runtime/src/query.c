@@ -43,7 +43,8 @@ double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
     const int cluster = k->cluster_m * k->cluster_n;
     const int64_t ctas = ceil_div(ceil_div(g.m, k->tile_m), k->cluster_m) * k->cluster_m *
                          ceil_div(ceil_div(g.n, k->tile_n), k->cluster_n) * k->cluster_n;
-    const int64_t waves = ceil_div(ctas, sms / cluster * cluster);
+    /* Fewer SMs than a cluster has CTAs: one cluster at a time (never divide by 0). */
+    const int64_t waves = ceil_div(ctas, sms >= cluster ? sms / cluster * cluster : cluster);
     /* K is padded to whole channel blocks per filter tap. */
     const int64_t taps = (int64_t)p->t * p->r * p->s;
     const int64_t k_iters = taps * ceil_div(p->c, k->tile_k);
