@@ -79,6 +79,8 @@ convcat_status convcat_query(const convcat_catalog *cat, const convcat_problem *
 {
     if (!cat || !p || !count_out || (!out && capacity))
         return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_query: NULL argument");
+    if (arch != CONVCAT_ARCH_ANY && arch != CONVCAT_ARCH_SM90A && arch != CONVCAT_ARCH_SM100A)
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_query: %d is not a convcat_arch", (int)arch);
     convcat_candidate *all = calloc(cat->count ? cat->count : 1, sizeof *all);
     if (!all)
         return cvc_fail(CONVCAT_ERR_NO_MEMORY, "convcat_query: out of memory");
