@@ -1,0 +1,328 @@
+/* test_query.c: ranking a catalog's kernels for a problem (runtime/src/query.c), and
+ * what plan creation answers on a machine without the CUDA driver (plan.c).
+ *
+ * Runs on the real built catalog ($CONVCAT_TEST_CATALOG).  Every row of a
+ * query must agree with convcat_check on the same entry; runnable rows come
+ * first, fastest predicted first.
+ */
+#include <dlfcn.h>
+#include <math.h>
+
+#include "internal.h"
+#include "unit.h"
+
+static convcat_catalog *cat;
+static size_t total;        /* entries in the catalog */
+static size_t total_2d;     /* of them, 2D bf16 -> bf16 fprop */
+
+static int setup(void)
+{
+    const char *path = unit_env_path("CONVCAT_TEST_CATALOG");
+    if (!path)
+        return -1;
+    if (convcat_open(path, &cat) != CONVCAT_OK) {
+        fprintf(stderr, "cannot open %s: %s\n", path, convcat_last_error());
+        return -1;
+    }
+    total = convcat_count(cat);
+    for (size_t i = 0; i < total; ++i) {
+        const cvc_key *k = &cat->entries[i].k;
+        total_2d += k->dims == 2 && k->a == CONVCAT_BF16 && k->out == CONVCAT_BF16;
+    }
+    if (total < 2 || total_2d < 1) {
+        fprintf(stderr, "the test catalog needs a 2D bf16 kernel and one other\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void)
+{
+    convcat_close(cat);
+    return 0;
+}
+
+/* A 2D bf16 problem that the 2D bf16 kernels run. */
+static convcat_problem problem_2d(void)
+{
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.n = 4, p.h = 28, p.w = 28, p.c = 128, p.k = 256, p.r = 3, p.s = 3;
+    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1;
+    return p;
+}
+
+/* Every row agrees with convcat_check; each index once; ordering; predictions. */
+static void check_rows(const convcat_problem *p, const convcat_candidate *rows, size_t count, size_t ok,
+                       int sm_count)
+{
+    bool *seen = calloc(total, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(seen);
+    for (size_t i = 0; i < count; ++i) {
+        const convcat_candidate *c = &rows[i];
+        CU_ASSERT_FATAL(c->index < total);
+        CU_ASSERT_FALSE(seen[c->index]);
+        seen[c->index] = true;
+        char why[192];
+        const convcat_status st = convcat_check(cat, c->index, p, why, sizeof why);
+        CU_ASSERT_EQUAL(c->ok, st == CONVCAT_OK);
+        CU_ASSERT_EQUAL(c->ok, i < ok);   /* runnable rows first */
+        if (c->ok) {
+            CU_ASSERT_STRING_EQUAL(c->reason, "");
+            CU_ASSERT_TRUE(isfinite(c->predicted_us) && c->predicted_us > 0);
+            CU_ASSERT_DOUBLE_EQUAL(c->predicted_us, cvc_predict_us(&cat->entries[c->index], p, sm_count), 0.0);
+            if (i > 0 && rows[i - 1].ok)
+                CU_ASSERT_TRUE(rows[i - 1].predicted_us <= c->predicted_us);
+        } else {
+            CU_ASSERT_TRUE(c->reason[0] != '\0');
+            CU_ASSERT_STRING_EQUAL(c->reason, why);
+            if (i > ok)   /* the rest in catalog order */
+                CU_ASSERT_TRUE(rows[i - 1].index < c->index);
+        }
+    }
+    free(seen);
+}
+
+static void test_runnable_rows_first_fastest_first(void)
+{
+    const convcat_problem p = problem_2d();
+    convcat_candidate rows[64];
+    size_t count = 99, ok = 99;
+    CU_ASSERT_FATAL(total <= CVC_ARRAY_LEN(rows));
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, CVC_ARRAY_LEN(rows), &count, &ok),
+                       CONVCAT_OK);
+    CU_ASSERT_EQUAL(count, total);
+    CU_ASSERT_EQUAL(ok, total_2d);
+    check_rows(&p, rows, count, ok, 0);
+    /* The non-2D kernels say why: their dims. */
+    for (size_t i = ok; i < count; ++i)
+        UNIT_ASSERT_MENTIONS(rows[i].reason, "problem is 2D");
+}
+
+static void test_query_is_deterministic(void)
+{
+    const convcat_problem p = problem_2d();
+    convcat_candidate a[64], b[64];
+    size_t na, nb, oka, okb;
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, a, 64, &na, &oka), CONVCAT_OK);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_SM90A, 132, b, 64, &nb, &okb), CONVCAT_OK);
+    CU_ASSERT_EQUAL(na, nb);
+    CU_ASSERT_EQUAL(oka, okb);
+    CU_ASSERT_EQUAL(memcmp(a, b, na * sizeof *a), 0);   /* sm_count 0 means 132 */
+}
+
+static void test_capacity_smaller_than_the_catalog(void)
+{
+    const convcat_problem p = problem_2d();
+    convcat_candidate all[64], few[4];
+    size_t count, ok, n_all, ok_all;
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, all, 64, &n_all, &ok_all), CONVCAT_OK);
+    for (size_t cap = 0; cap < total && cap < CVC_ARRAY_LEN(few) - 1; ++cap) {
+        memset(few, 0xA5, sizeof few);
+        UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, few, cap, &count, &ok), CONVCAT_OK);
+        CU_ASSERT_EQUAL(count, cap);
+        CU_ASSERT_EQUAL(ok, ok_all);   /* counts every runnable kernel, not only those returned */
+        CU_ASSERT_EQUAL(memcmp(few, all, cap * sizeof *few), 0);
+        const uint8_t *after = (const uint8_t *)&few[cap];
+        CU_ASSERT_TRUE(after[0] == 0xA5 && after[sizeof *few - 1] == 0xA5);   /* nothing past capacity */
+    }
+    /* No buffer at all: just the count of runnable kernels. */
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, NULL, 0, &count, &ok), CONVCAT_OK);
+    CU_ASSERT_EQUAL(count, 0);
+    CU_ASSERT_EQUAL(ok, ok_all);
+    /* ok_out is optional. */
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, few, 1, &count, NULL), CONVCAT_OK);
+    CU_ASSERT_EQUAL(count, 1);
+}
+
+static void test_arch_filter(void)
+{
+    const convcat_problem p = problem_2d();
+    convcat_candidate rows[64];
+    size_t count = 99, ok = 99;
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_SM100A, 0, rows, 64, &count, &ok), CONVCAT_OK);
+    CU_ASSERT_EQUAL(count, 0);
+    CU_ASSERT_EQUAL(ok, 0);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_SM90A, 0, rows, 64, &count, &ok), CONVCAT_OK);
+    CU_ASSERT_EQUAL(count, total);   /* this catalog is all sm90a */
+    CU_ASSERT_EQUAL(ok, total_2d);
+    /* A value of no arch is a caller's mistake, not an empty answer. */
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, (convcat_arch)3, 0, rows, 64, &count, &ok),
+                       CONVCAT_ERR_INVALID_ARGUMENT);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, (convcat_arch)-1, 0, rows, 64, &count, &ok),
+                       CONVCAT_ERR_INVALID_ARGUMENT);
+}
+
+static void test_a_problem_nothing_can_run(void)
+{
+    convcat_candidate rows[64];
+    size_t count, ok = 99;
+    convcat_problem p = problem_2d();
+    p.c = 12;   /* not a multiple of 8 */
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, 64, &count, &ok), CONVCAT_OK);
+    CU_ASSERT_EQUAL(count, total);
+    CU_ASSERT_EQUAL(ok, 0);
+    check_rows(&p, rows, count, ok, 0);
+    for (size_t i = 0; i < count; ++i)
+        CU_ASSERT_TRUE(strstr(rows[i].reason, "C = 12") || strstr(rows[i].reason, "problem is 2D"));
+    /* Broken for every kernel in the same way. */
+    p = problem_2d();
+    p.n = 0;
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, 64, &count, &ok), CONVCAT_OK);
+    CU_ASSERT_EQUAL(ok, 0);
+    for (size_t i = 0; i < count; ++i)
+        CU_ASSERT_TRUE(strstr(rows[i].reason, "extents must be >= 1") || strstr(rows[i].reason, "problem is 2D"));
+    /* Neighbour: N = 1 runs. */
+    p.n = 1;
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, 64, &count, &ok), CONVCAT_OK);
+    CU_ASSERT_EQUAL(ok, total_2d);
+}
+
+/* Every SM count works, including fewer SMs than a cluster has CTAs. */
+static void test_any_sm_count(void)
+{
+    const convcat_problem p = problem_2d();
+    convcat_candidate rows[64];
+    size_t count, ok;
+    const int counts[] = {-5, 0, 1, 2, 3, 66, 132, 1000};
+    for (size_t i = 0; i < CVC_ARRAY_LEN(counts); ++i) {
+        UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, counts[i], rows, 64, &count, &ok), CONVCAT_OK);
+        CU_ASSERT_EQUAL(ok, total_2d);
+        check_rows(&p, rows, count, ok, counts[i]);
+    }
+    for (size_t e = 0; e < total; ++e) {
+        const cvc_entry *en = &cat->entries[e];
+        if (en->k.dims != 2)
+            continue;
+        const double t1 = cvc_predict_us(en, &p, 1), t66 = cvc_predict_us(en, &p, 66);
+        const double t132 = cvc_predict_us(en, &p, 132);
+        CU_ASSERT_TRUE(isfinite(t1) && t1 > 0);
+        CU_ASSERT_TRUE(t1 >= t66 && t66 >= t132);   /* fewer SMs are never faster */
+        CU_ASSERT_DOUBLE_EQUAL(cvc_predict_us(en, &p, 0), t132, 0.0);
+        CU_ASSERT_DOUBLE_EQUAL(cvc_predict_us(en, &p, -1), t132, 0.0);
+    }
+}
+
+/* The model: more work takes longer; nothing beats one pass through DRAM; bad problems never rank. */
+static void test_prediction_model_is_sane(void)
+{
+    for (size_t e = 0; e < total; ++e) {
+        const cvc_entry *en = &cat->entries[e];
+        if (en->k.dims != 2)
+            continue;
+        convcat_problem small = problem_2d(), big = problem_2d();
+        big.n = 64;
+        const double ts = cvc_predict_us(en, &small, 132), tb = cvc_predict_us(en, &big, 132);
+        CU_ASSERT_TRUE(ts < tb);
+        const double bytes = 64.0 * 28 * 28 * 128 * 2 + 256.0 * 9 * 128 * 2 + 64.0 * 28 * 28 * 256 * 2;
+        CU_ASSERT_TRUE(tb >= bytes / 4.3e6);
+        convcat_problem bad = problem_2d();
+        bad.h = 0;
+        CU_ASSERT_TRUE(isinf(cvc_predict_us(en, &bad, 132)));
+    }
+}
+
+static void test_null_arguments_are_invalid(void)
+{
+    const convcat_problem p = problem_2d();
+    convcat_candidate rows[4];
+    size_t count, ok;
+    UNIT_ASSERT_STATUS(convcat_query(NULL, &p, CONVCAT_ARCH_ANY, 0, rows, 4, &count, &ok),
+                       CONVCAT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT_TRUE(convcat_last_error()[0] != '\0');
+    UNIT_ASSERT_STATUS(convcat_query(cat, NULL, CONVCAT_ARCH_ANY, 0, rows, 4, &count, &ok),
+                       CONVCAT_ERR_INVALID_ARGUMENT);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, 4, NULL, &ok),
+                       CONVCAT_ERR_INVALID_ARGUMENT);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, NULL, 4, &count, &ok),
+                       CONVCAT_ERR_INVALID_ARGUMENT);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, 4, &count, &ok), CONVCAT_OK);
+}
+
+/* ---- plans without a driver ------------------------------------------------------------ */
+
+/* Is a CUDA driver library on this machine?  Then cuInit may still fail (no GPU). */
+static bool driver_present(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib)
+        dlclose(lib);
+    return lib != NULL;
+}
+
+/* Without libcuda: NO_DRIVER with the loader's reason.  With one but no GPU or context on
+ * this thread: NO_DRIVER (cuInit fails) or NO_DEVICE (no current context). */
+static void expect_no_driver(convcat_status st)
+{
+    const bool drv = driver_present();
+    if (drv)
+        printf("(libcuda.so.1 present) ");
+    CU_ASSERT_TRUE(st == CONVCAT_ERR_NO_DRIVER || (drv && st == CONVCAT_ERR_NO_DEVICE));
+    CU_ASSERT_TRUE(convcat_last_error()[0] != '\0');
+    if (!drv)
+        UNIT_ASSERT_MENTIONS(convcat_last_error(), "libcuda.so.1");
+}
+
+static void test_plan_without_a_driver_is_no_driver(void)
+{
+    const convcat_problem p = problem_2d();
+    size_t index;
+    convcat_entry_info e;
+    convcat_entry_info_get(cat, 0, &e);
+    for (index = 0; index < total; ++index)
+        if (convcat_check(cat, index, &p, NULL, 0) == CONVCAT_OK)
+            break;
+    CU_ASSERT_FATAL(index < total);
+    convcat_plan *plan = (convcat_plan *)&plan;
+    expect_no_driver(convcat_plan_create(cat, &p, index, &plan));
+    CU_ASSERT_PTR_NULL(plan);
+    plan = (convcat_plan *)&plan;
+    expect_no_driver(convcat_plan_create(cat, &p, CONVCAT_AUTO, &plan));
+    CU_ASSERT_PTR_NULL(plan);
+    /* The answer is cached, and stays the same on the next call. */
+    expect_no_driver(convcat_plan_create(cat, &p, index, &plan));
+    convcat_arch arch = CONVCAT_ARCH_SM90A;
+    int sms = 99;
+    expect_no_driver(convcat_device_arch(&arch, &sms));
+    CU_ASSERT_EQUAL(arch, CONVCAT_ARCH_ANY);
+    CU_ASSERT_EQUAL(sms, 0);
+    expect_no_driver(convcat_device_arch(NULL, NULL));
+}
+
+static void test_plan_arguments_are_checked_first(void)
+{
+    const convcat_problem p = problem_2d();
+    convcat_plan *plan = NULL;
+    UNIT_ASSERT_STATUS(convcat_plan_create(NULL, &p, 0, &plan), CONVCAT_ERR_INVALID_ARGUMENT);
+    UNIT_ASSERT_STATUS(convcat_plan_create(cat, NULL, 0, &plan), CONVCAT_ERR_INVALID_ARGUMENT);
+    UNIT_ASSERT_STATUS(convcat_plan_create(cat, &p, 0, NULL), CONVCAT_ERR_INVALID_ARGUMENT);
+    UNIT_ASSERT_STATUS(convcat_plan_create(cat, &p, total, &plan), CONVCAT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT_TRUE(convcat_last_error()[0] != '\0');
+    convcat_plan_info info;
+    UNIT_ASSERT_STATUS(convcat_plan_info_get(NULL, &info), CONVCAT_ERR_INVALID_ARGUMENT);
+    const convcat_tensors t = {.x = (void *)16, .w = (void *)32, .y = (void *)48, .alpha = 1.0f};
+    UNIT_ASSERT_STATUS(convcat_plan_run(NULL, &t, NULL), CONVCAT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT_TRUE(convcat_last_error()[0] != '\0');
+    convcat_plan_destroy(NULL);
+    CU_ASSERT_EQUAL(convcat_last_cuda_error(), 0);   /* no driver call was ever made */
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"runnable rows first, fastest first", test_runnable_rows_first_fastest_first},
+        {"query is deterministic", test_query_is_deterministic},
+        {"capacity smaller than the catalog", test_capacity_smaller_than_the_catalog},
+        {"arch filter", test_arch_filter},
+        {"a problem nothing can run", test_a_problem_nothing_can_run},
+        {"any SM count", test_any_sm_count},
+        {"prediction model is sane", test_prediction_model_is_sane},
+        {"NULL arguments are invalid", test_null_arguments_are_invalid},
+        {"plan without a driver is NO_DRIVER", test_plan_without_a_driver_is_no_driver},
+        {"plan arguments are checked first", test_plan_arguments_are_checked_first},
+        CU_TEST_INFO_NULL,
+    };
+    return unit_main("query", tests, setup, teardown);
+}
