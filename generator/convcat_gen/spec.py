@@ -62,7 +62,7 @@ def _parse_values(axis: str, words: list[str], where: str):
 
 def parse(text: str, name: str = "<spec>") -> list[dict]:
     """Blocks of a spec text, each a dict axis -> list of values."""
-    blocks, cur = [], None
+    blocks, starts, cur = [], [], None
     for no, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         where = f"{name}:{no}"
@@ -71,6 +71,7 @@ def parse(text: str, name: str = "<spec>") -> list[dict]:
         if line.startswith("[") and line.endswith("]"):
             cur = {"name": line[1:-1]}
             blocks.append(cur)
+            starts.append(where)
             continue
         if cur is None:
             raise ValueError(f"{where}: axis line before the first [block]")
@@ -82,10 +83,10 @@ def parse(text: str, name: str = "<spec>") -> list[dict]:
         if not words:
             raise ValueError(f"{where}: axis '{axis}' has no values")
         cur[axis] = _parse_values(axis, words, where)
-    for b in blocks:
+    for b, where in zip(blocks, starts):
         missing = [a for a in AXES if a not in b]
         if missing:
-            raise ValueError(f"{name}: block [{b['name']}] lacks {', '.join(missing)}")
+            raise ValueError(f"{where}: block [{b['name']}] lacks {', '.join(missing)}")
     if not blocks:
         raise ValueError(f"{name}: no blocks")
     return blocks
