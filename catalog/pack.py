@@ -58,7 +58,10 @@ def pack(fatbins: list[pathlib.Path]) -> bytes:
         if not ok:
             raise ValueError(f"{f}: {key.name()} is not a valid kernel: {why}")
         report = json.loads(f.with_suffix(".json").read_text())
-        items.append((key, f.read_bytes(), report["registers"]))
+        blob = f.read_bytes()
+        if not blob:   # the runtime refuses a catalog with an empty code blob
+            raise ValueError(f"{f}: empty fatbin")
+        items.append((key, blob, report["registers"]))
     items.sort(key=lambda it: it[0].name())
     names = [k.name() for k, _, _ in items]
     if len(set(names)) != len(names):
