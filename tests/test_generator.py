@@ -1,0 +1,474 @@
+#!/usr/bin/env python3
+"""Tests of the generator (generator/convcat_gen) and the catalog packer (catalog/pack.py).
+
+    PYTHONPATH=generator python3 tests/test_generator.py     (meson test runs it so)
+
+The key vectors are tests/key_vectors.txt, shared with the C suite
+tests/test_key.c: Python and C must agree on every line.
+"""
+import dataclasses
+import json
+import os
+import pathlib
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+import zlib
+
+ROOT = pathlib.Path(os.environ.get("CONVCAT_SOURCE_ROOT") or pathlib.Path(__file__).resolve().parents[1])
+sys.path.insert(0, str(ROOT / "generator"))
+
+import jinja2  # noqa: E402
+
+from convcat_gen import render, space, spec  # noqa: E402
+
+GEN = [sys.executable, str(ROOT / "generator" / "convcat-gen")]
+PACK = [sys.executable, str(ROOT / "catalog" / "pack.py")]
+
+
+def key(text: str) -> space.Key:
+    return space.parse(text)
+
+
+def variant(base: str, **changes) -> space.Key:
+    return dataclasses.replace(key(base), **changes)
+
+
+BF16 = "sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop"
+F16_1D = "sm90a_fprop_1d_f16_f16_f32_f32_64x128x64_s3_c1x2_coop"
+
+
+def read_vectors():
+    """(line number, valid?, text) of tests/key_vectors.txt, in its documented format."""
+    out = []
+    for no, line in enumerate((ROOT / "tests" / "key_vectors.txt").read_text().split("\n"), 1):
+        if not line or line.startswith("#"):
+            continue
+        word, sep, text = line.partition(" ")
+        if not sep or word not in ("valid", "invalid"):
+            raise AssertionError(f"key_vectors.txt:{no}: not 'valid KEY' or 'invalid STRING'")
+        if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+            text = text[1:-1]
+        out.append((no, word == "valid", text))
+    return out
+
+
+class KeyVectors(unittest.TestCase):
+    def test_file_has_both_kinds(self):
+        v = read_vectors()
+        self.assertGreaterEqual(len(v), 30)
+        self.assertGreaterEqual(sum(ok for _, ok, _ in v), 5)
+        self.assertGreaterEqual(sum(not ok for _, ok, _ in v), 25)
+
+    def test_valid_keys_parse_and_print_back(self):
+        for no, ok, text in read_vectors():
+            if ok:
+                with self.subTest(line=no, key=text):
+                    self.assertEqual(space.parse(text).name(), text)
+                    self.assertEqual(str(space.parse(text)), text)
+
+    def test_invalid_strings_are_refused_with_a_reason(self):
+        for no, ok, text in read_vectors():
+            if not ok:
+                with self.subTest(line=no, text=text):
+                    with self.assertRaises(ValueError) as cm:
+                        space.parse(text)
+                    self.assertTrue(str(cm.exception))
+
+    def test_parse_gives_every_field(self):
+        k = key("sm100a_wgrad_3d_e5m2_tf32_f16_f32_9999x1x10_s99_c1x9_pingpong")
+        self.assertEqual(k, space.Key("sm100a", "wgrad", 3, "e5m2", "tf32", "f16", "f32", 9999, 1, 10, 99, 1, 9,
+                                      "pingpong"))
+
+    def test_reasons_name_the_bad_field(self):
+        with self.assertRaisesRegex(ValueError, "unknown data type 'f64'"):
+            space.parse("sm90a_fprop_2d_bf16_f64_f32_bf16_128x128x64_s4_c1x1_coop")
+        with self.assertRaisesRegex(ValueError, "unknown schedule 'ping'"):
+            space.parse("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_ping")
+        with self.assertRaisesRegex(ValueError, "is not a key of the form"):
+            space.parse("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1")
+
+
+class Validity(unittest.TestCase):
+    def assertInvalid(self, k: space.Key, reason: str):
+        ok, why = space.is_valid(k)
+        self.assertFalse(ok, k.name())
+        self.assertIn(reason, why)
+
+    def assertValid(self, k: space.Key):
+        self.assertEqual(space.is_valid(k), (True, ""), k.name())
+
+    def test_shared_memory_budget(self):
+        self.assertValid(variant(BF16, tile_n=256, stages=4))                 # 48 KiB x 4 + 1 KiB
+        self.assertInvalid(variant(BF16, tile_n=256, stages=5), "shared memory: 5 stages x 48 KiB")
+        self.assertValid(variant(BF16, tile_m=64, tile_n=64, stages=8))
+        cfg = space.derive(variant(BF16, tile_n=256, stages=4))
+        self.assertLessEqual(cfg.smem_bytes, space.SMEM_OPTIN_BYTES["sm90a"])
+        self.assertGreater(space.derive(variant(BF16, tile_n=256, stages=5)).smem_bytes,
+                           space.SMEM_OPTIN_BYTES["sm90a"])
+
+    def test_register_budget(self):
+        self.assertValid(variant(BF16, tile_m=256, tile_n=128, stages=3))    # 2 atoms x 64 = 128
+        self.assertValid(variant(BF16, tile_m=128, tile_n=256))               # 1 atom x 128
+        self.assertInvalid(variant(BF16, tile_m=256, tile_n=256, stages=3), "register budget: 256 f32 accumulators")
+        self.assertInvalid(variant(BF16, tile_m=256, tile_n=192, stages=3), "register budget: 192")
+
+    def test_tile_k_is_one_swizzle_row(self):
+        self.assertValid(variant(BF16, tile_k=64))
+        self.assertInvalid(variant(BF16, tile_k=32), "tile K 32: one stage holds one 128-byte swizzle row")
+        self.assertInvalid(variant(BF16, tile_k=128), "tile K 128")
+
+    def test_tile_m_and_n(self):
+        self.assertInvalid(variant(BF16, tile_m=192), "tile M 192")
+        self.assertValid(variant(BF16, tile_n=192))
+        self.assertInvalid(variant(BF16, tile_n=96), "tile N 96")
+
+    def test_clusters(self):
+        for cm, cn in space.CLUSTERS:
+            self.assertValid(variant(BF16, cluster_m=cm, cluster_n=cn))
+        self.assertInvalid(variant(BF16, cluster_m=4, cluster_n=1), "cluster 4x1: 1x1, 2x1, 1x2 or 2x2")
+        self.assertInvalid(variant(BF16, cluster_m=1, cluster_n=4), "cluster 1x4")
+
+    def test_cluster_slices_are_whole_swizzle_atoms(self):
+        # With today's tile and cluster lists no slice breaks the 8-row rule (the check in
+        # is_valid guards future axis values): every valid key's boxes are whole atoms.
+        for k in space.product(arch=("sm90a",), op=("fprop",), dims=(2,),
+                                dtypes=[("bf16", "bf16", "f32", "bf16")], stages=(3,)):
+            if space.is_valid(k)[0]:
+                c = space.derive(k)
+                self.assertEqual(c.a_box_rows * k.cluster_n, k.tile_m)
+                self.assertEqual(c.b_box_rows * k.cluster_m, k.tile_n)
+                self.assertEqual(c.a_box_rows % 8, 0)
+                self.assertEqual(c.b_box_rows % 8, 0)
+                self.assertLessEqual(max(c.a_box_rows, c.b_box_rows), space.TMA_BOX_MAX)
+                self.assertLessEqual(c.a_box_cols * space.ELEM_BYTES[k.a], space.SWIZZLE_BYTES)
+
+    def test_dtypes(self):
+        self.assertValid(variant(BF16, a="f16", b="f16", out="f16"))
+        self.assertValid(variant(BF16, out="f32"))
+        self.assertInvalid(variant(BF16, b="f16"), "A bf16 and B f16 differ")
+        self.assertInvalid(variant(BF16, a="tf32", b="tf32", tile_k=32), "input type tf32")
+        self.assertInvalid(variant(BF16, a="e4m3", b="e4m3", tile_k=128), "input type e4m3")
+        self.assertInvalid(variant(BF16, acc="f16"), "accumulator f16")
+        self.assertInvalid(variant(BF16, out="f16"), "output f16: an bf16 kernel writes bf16 or f32")
+
+    def test_unimplemented_arch_op_schedule(self):
+        self.assertInvalid(variant(BF16, arch="sm100a"), "no sm100a template yet")
+        self.assertInvalid(variant(BF16, arch="sm80"), "unknown arch sm80")
+        self.assertInvalid(variant(BF16, op="dgrad"), "no sm90a dgrad template yet")
+        self.assertInvalid(variant(BF16, op="wgrad"), "no sm90a wgrad template yet")
+        self.assertInvalid(variant(BF16, schedule="pingpong"), "schedule pingpong")
+        self.assertInvalid(variant(BF16, dims=4), "dims 4")
+
+    def test_stages(self):
+        self.assertValid(variant(BF16, tile_m=64, tile_n=64, stages=2))
+        self.assertInvalid(variant(BF16, tile_m=64, tile_n=64, stages=1), "stages 1: 2..8")
+        self.assertInvalid(variant(BF16, tile_m=64, tile_n=64, stages=9), "stages 9")
+
+    def test_every_rejection_of_the_space_has_a_reason(self):
+        keys = space.product(arch=("sm90a",), dims=(2,), stages=(2, 4, 8))
+        valid = 0
+        for k in keys:
+            ok, why = space.is_valid(k)
+            self.assertEqual(ok, why == "", k.name())
+            valid += ok
+            if ok:   # and derives what the index needs, within the target's limits
+                c = space.derive(k)
+                self.assertLessEqual(c.smem_bytes, space.SMEM_OPTIN_BYTES[k.arch])
+                self.assertLessEqual(c.acc_regs, space.SM90_ACC_REG_BUDGET)
+                self.assertEqual(c.threads, 384)
+        self.assertGreater(valid, 10)
+        self.assertEqual(keys, sorted(keys, key=space.Key.name))
+        self.assertEqual(len(keys), len(set(keys)))
+
+
+SPEC_OK = """\
+# a comment
+[one]
+arch      sm90a
+op        fprop
+dims      2d
+dtypes    bf16_bf16_f32_bf16
+tile      128x128x64
+stages    4
+cluster   1x1 2x1
+schedule  coop
+"""
+
+
+class Specs(unittest.TestCase):
+    def bad(self, text, message):
+        with self.assertRaises(ValueError) as cm:
+            spec.parse(text, "x.spec")
+        self.assertIn(message, str(cm.exception))
+
+    def replace_line(self, axis, line):
+        return "\n".join(line if l.startswith(axis + " ") else l for l in SPEC_OK.split("\n"))
+
+    def test_good_spec(self):
+        blocks = spec.parse(SPEC_OK, "x.spec")
+        self.assertEqual(len(blocks), 1)
+        self.assertEqual(blocks[0]["cluster"], [(1, 1), (2, 1)])
+        self.assertEqual(blocks[0]["tile"], [(128, 128, 64)])
+        self.assertEqual(blocks[0]["dims"], [2])
+
+    def test_unknown_axis(self):
+        self.bad(SPEC_OK + "colour red\n", "x.spec:11: unknown axis 'colour'")
+
+    def test_duplicate_axis(self):
+        self.bad(SPEC_OK + "stages 3\n", "x.spec:11: axis 'stages' given twice in [one]")
+
+    def test_missing_axis(self):
+        text = SPEC_OK.replace("stages    4\n", "")
+        self.bad(text, "x.spec:2: block [one] lacks stages")
+        self.bad(SPEC_OK + "[two]\narch sm90a\n", "x.spec:11: block [two] lacks op, dims")
+
+    def test_bad_values(self):
+        cases = [("dims", "dims 4d", "x.spec:5: dims value '4d' is not 1d, 2d or 3d"),
+                 ("dims", "dims 2", "dims value '2'"),
+                 ("dtypes", "dtypes bf16_bf16_f32", "dtypes value 'bf16_bf16_f32' is not A_B_ACC_OUT"),
+                 ("dtypes", "dtypes bf16_bf16_f32_int8", "x.spec:6: dtypes value 'bf16_bf16_f32_int8'"),
+                 ("tile", "tile 128x128", "x.spec:7: tile value '128x128' is not MxNxK"),
+                 ("tile", "tile 128x128xk", "tile value '128x128xk' is not a number"),
+                 ("stages", "stages four", "x.spec:8: stages value 'four' is not a number"),
+                 ("cluster", "cluster 2", "x.spec:9: cluster value '2' is not MxN"),
+                 ("cluster", "cluster 2xy", "is not a number"),
+                 ("arch", "arch sm80", "x.spec:3: arch value 'sm80' is not one of sm90a, sm100a"),
+                 ("op", "op bprop", "x.spec:4: op value 'bprop' is not one of fprop, dgrad, wgrad"),
+                 ("schedule", "schedule fast", "x.spec:10: schedule value 'fast'")]
+        for axis, line, message in cases:
+            with self.subTest(line=line):
+                self.bad(self.replace_line(axis, line), message)
+
+    def test_structure_errors(self):
+        self.bad("arch sm90a\n", "x.spec:1: axis line before the first [block]")
+        self.bad(SPEC_OK.replace("stages    4", "stages"), "x.spec:8: axis 'stages' has no values")
+        self.bad("# nothing\n\n", "x.spec: no blocks")
+
+    def test_expand_dedups_and_sorts(self):
+        two = SPEC_OK + SPEC_OK.replace("[one]", "[two]").replace("cluster   1x1 2x1", "cluster 2x1 1x2") \
+            .replace("stages    4", "stages 4 3")
+        valid, rejected = spec.expand(spec.parse(two, "x.spec"))
+        names = [k.name() for k in valid]
+        self.assertEqual(names, sorted(names))
+        self.assertEqual(len(names), len(set(names)))
+        # (4: 1x1 2x1) | (4 3: 2x1 1x2) = 4x{1x1, 2x1, 1x2} + 3x{2x1, 1x2}
+        self.assertEqual(len(names), 5)
+        self.assertEqual(rejected, [])
+        bad = SPEC_OK.replace("tile      128x128x64", "tile 128x128x64 128x128x32")
+        valid, rejected = spec.expand(spec.parse(bad, "x.spec"))
+        self.assertEqual(len(valid), 2)
+        self.assertEqual([k.tile_k for k, _ in rejected], [32, 32])
+        self.assertTrue(all("tile K 32" in why for _, why in rejected))
+        self.assertEqual([k.name() for k, _ in rejected], sorted(k.name() for k, _ in rejected))
+
+    def test_find(self):
+        d = ROOT / "catalog" / "specs"
+        self.assertEqual(spec.find("ci", d), d / "ci.spec")
+        self.assertEqual(spec.find("other/x.spec", d), pathlib.Path("other/x.spec"))
+
+
+class Rendering(unittest.TestCase):
+    def test_render_is_deterministic(self):
+        k = key(BF16)
+        self.assertEqual(render.render(k), render.render(k))
+        self.assertNotEqual(render.render(k), render.render(variant(BF16, stages=3)))
+
+    def test_strict_undefined_raises(self):
+        env = render.env()
+        self.assertIs(env.undefined, jinja2.StrictUndefined)
+        self.assertEqual(env.from_string("x={{ x }}").render(x=3), "x=3")
+        with self.assertRaises(jinja2.UndefinedError):
+            env.from_string("x={{ missing }}").render(x=3)
+        with self.assertRaises(jinja2.UndefinedError):
+            env.from_string("{% for i in missing %}{% endfor %}").render()
+
+    def test_invalid_key_does_not_render(self):
+        with self.assertRaisesRegex(ValueError, "register budget"):
+            render.render(variant(BF16, tile_m=256, tile_n=256))
+
+    def test_every_spec_key_renders_with_its_key_as_the_kernel_name(self):
+        for name in ("default", "ci"):
+            valid, _ = spec.load(ROOT / "catalog" / "specs" / f"{name}.spec")
+            self.assertGreater(len(valid), 0)
+            for k in valid:
+                with self.subTest(spec=name, key=k.name()):
+                    src = render.render(k)
+                    self.assertIn(f"\n{k.name()}(const __grid_constant__", src)
+                    self.assertIn("do not edit", src.split("\n", 1)[0])
+
+    def test_wgmma_instruction(self):
+        text, outs = render.wgmma_instruction(64, "bf16")
+        self.assertTrue(text.startswith("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, "))
+        self.assertIn("%31}, %32, %33, p,", text)
+        self.assertEqual(outs.count('"+f"'), 32)
+
+
+class Cli(unittest.TestCase):
+    def run_gen(self, *args):
+        return subprocess.run(GEN + list(args), capture_output=True, text=True)
+
+    def test_generate_writes_one_file_per_key(self):
+        keys = self.run_gen("list", "--spec", "ci", "--keys").stdout.split()
+        self.assertGreater(len(keys), 0)
+        with tempfile.TemporaryDirectory() as d:
+            r = self.run_gen("generate", "--spec", "ci", "--out", d)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            files = sorted(p.name for p in pathlib.Path(d).iterdir())
+            self.assertEqual(files, sorted(f"{k}.cu" for k in keys))
+            for k in keys:
+                self.assertEqual((pathlib.Path(d) / f"{k}.cu").read_text(), render.render(key(k)))
+            # Unchanged outputs keep their mtime (ninja rebuilds only what changed).
+            path = pathlib.Path(d) / f"{keys[0]}.cu"
+            os.utime(path, (1_000_000, 1_000_000))
+            self.assertEqual(self.run_gen("generate", "--spec", "ci", "--out", d).returncode, 0)
+            self.assertEqual(path.stat().st_mtime, 1_000_000)
+
+    def test_generate_arch_filter(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = self.run_gen("generate", "--spec", "ci", "--arch", "sm100a", "--out", d)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(list(pathlib.Path(d).iterdir()), [])
+
+    def test_errors_exit_2_with_a_message(self):
+        r = self.run_gen("list", "--dims", "4d")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--dims: dims value '4d'", r.stderr)
+        r = self.run_gen("list", "--spec", "/nonexistent.spec")
+        self.assertEqual(r.returncode, 2)
+        r = self.run_gen("explain", "sm90a_fprop")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("not a key", r.stderr)
+
+    def test_explain(self):
+        r = self.run_gen("explain", BF16)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn(f"{BF16}: valid", r.stdout)
+        self.assertIn("smem_bytes", r.stdout)
+        r = self.run_gen("explain", BF16.replace("_s4_", "_s9_"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("stages 9", r.stdout)
+
+
+# ---- the packer --------------------------------------------------------------------------
+
+HEADER = struct.Struct("<8sIIIIQQQI8xI")   # the 64-byte header; reserved u32[2] skipped
+
+
+def kernel_abi():
+    for line in (ROOT / "templates" / "include" / "convcat_kernel_abi.h").read_text().split("\n"):
+        if line.startswith("#define CONVCAT_KERNEL_ABI "):
+            return int(line.split()[2])
+    raise AssertionError("no CONVCAT_KERNEL_ABI")
+
+
+class Pack(unittest.TestCase):
+    KEYS = [F16_1D, BF16, "sm90a_fprop_3d_bf16_bf16_f32_f32_128x128x64_s4_c1x1_coop",
+            "sm90a_fprop_2d_f16_f16_f32_f16_128x256x64_s3_c2x1_coop"]
+
+    def make(self, d, keys, sizes=None, regs=None):
+        paths = []
+        for i, k in enumerate(keys):
+            size = sizes[i] if sizes else 1000 + 777 * i
+            blob = bytes((i * 31 + j * 7) % 251 for j in range(size))
+            (d / f"{k}.fatbin").write_bytes(blob)
+            (d / f"{k}.json").write_text(json.dumps({"registers": regs[i] if regs else 100 + i}))
+            paths.append(str(d / f"{k}.fatbin"))
+        return paths
+
+    def pack(self, d, paths, out="out.catalog"):
+        r = subprocess.run(PACK + ["--out", str(d / out)] + paths, capture_output=True, text=True)
+        return r, (d / out).read_bytes() if r.returncode == 0 else None
+
+    def test_output_parses(self):
+        with tempfile.TemporaryDirectory() as t:
+            d = pathlib.Path(t)
+            paths = self.make(d, self.KEYS)
+            r, data = self.pack(d, paths)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            magic, version, abi, count, esize, ioff, boff, fsize, icrc, hcrc = HEADER.unpack_from(data)
+            self.assertEqual(magic, b"CONVCAT\0")
+            self.assertEqual((version, abi, count, esize, ioff), (1, kernel_abi(), 4, 256, 64))
+            self.assertEqual(boff, 64 + 4 * 256)
+            self.assertEqual(fsize, len(data))
+            self.assertEqual(data[52:60], bytes(8))
+            self.assertEqual(hcrc, zlib.crc32(data[:60]))
+            self.assertEqual(icrc, zlib.crc32(data[ioff:boff]))
+            names = []
+            for i in range(count):
+                rec = data[ioff + i * 256: ioff + (i + 1) * 256]
+                name = rec[:112].rstrip(b"\0").decode()
+                self.assertEqual(rec[:112], name.encode().ljust(112, b"\0"))
+                names.append(name)
+                k, c = key(name), space.derive(key(name))
+                self.assertEqual(rec[112:120], bytes([1, 0, k.dims, *(pack_dtype(t) for t in (k.a, k.b, k.acc, k.out)), 1]))
+                self.assertEqual(struct.unpack_from("<3H4B", rec, 120),
+                                 (k.tile_m, k.tile_n, k.tile_k, k.stages, k.cluster_m, k.cluster_n, 0))
+                threads, smem, regs, ar, ac, br, bc, sw, crc, off, size = struct.unpack_from("<HIH5HIQQ", rec, 130)
+                self.assertEqual((threads, smem, ar, ac, br, bc, sw),
+                                 (384, c.smem_bytes, k.tile_m // k.cluster_n, k.tile_k,
+                                  k.tile_n // k.cluster_m, k.tile_k, 128))
+                self.assertEqual(regs, 100 + self.KEYS.index(name))
+                self.assertEqual(rec[168:], bytes(88))
+                self.assertEqual(off % 256, 0)
+                self.assertGreaterEqual(off, boff)
+                blob = (d / f"{name}.fatbin").read_bytes()
+                self.assertEqual(data[off:off + size], blob)
+                self.assertEqual(crc, zlib.crc32(blob))
+            self.assertEqual(names, sorted(self.KEYS))
+            # the last blob ends the file; padding between blobs is zero
+            self.assertEqual(off + size, len(data))
+
+    def test_output_is_byte_identical_for_identical_input(self):
+        with tempfile.TemporaryDirectory() as t:
+            d = pathlib.Path(t)
+            paths = self.make(d, self.KEYS)
+            _, a = self.pack(d, paths, "a.catalog")
+            _, b = self.pack(d, list(reversed(paths)), "b.catalog")
+            self.assertIsNotNone(a)
+            self.assertEqual(a, b)
+
+    def test_refuses_bad_inputs(self):
+        with tempfile.TemporaryDirectory() as t:
+            d = pathlib.Path(t)
+            self.make(d, [BF16])
+            (d / "not_a_key.fatbin").write_bytes(b"x")
+            (d / "not_a_key.json").write_text('{"registers": 1}')
+            r, _ = self.pack(d, [str(d / "not_a_key.fatbin")])
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("is not a key", r.stderr)
+            bad = variant(BF16, tile_m=256, tile_n=256).name()
+            self.make(d, [bad])
+            r, _ = self.pack(d, [str(d / f"{bad}.fatbin")])
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("not a valid kernel", r.stderr)
+            r, _ = self.pack(d, [str(d / f"{BF16}.fatbin")] * 2)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("duplicate keys", r.stderr)
+            # an empty code blob: the runtime would refuse the whole catalog
+            self.make(d, [BF16], sizes=[0])
+            r, _ = self.pack(d, [str(d / f"{BF16}.fatbin")])
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("empty", r.stderr)
+            # neighbour: one byte packs
+            self.make(d, [BF16], sizes=[1])
+            r, _ = self.pack(d, [str(d / f"{BF16}.fatbin")])
+            self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_empty_catalog(self):
+        with tempfile.TemporaryDirectory() as t:
+            d = pathlib.Path(t)
+            r, data = self.pack(d, [])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(len(data), 64)
+            self.assertEqual(HEADER.unpack_from(data)[3], 0)
+
+
+def pack_dtype(t):
+    return {"f16": 1, "bf16": 2, "tf32": 3, "f32": 4, "e4m3": 5, "e5m2": 6}[t]
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
