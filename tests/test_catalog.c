@@ -355,6 +355,13 @@ static void test_launch_fields_are_range_checked(void)
         expect_open(f, CONVCAT_OK, NULL);
         memcpy(r + cases[i].at, saved, 2);
     }
+    /* Shared memory is a u32 the runtime holds in an int: 2^31 and above are refused. */
+    wr32(r + 132, UINT32_C(0x80000000));
+    fix_crcs(f);
+    expect_open(f, CONVCAT_ERR_CORRUPT, "out of range");
+    wr32(r + 132, INT32_MAX);
+    fix_crcs(f);
+    expect_open(f, CONVCAT_OK, NULL);
     /* A changed launch field is what entry_info reports. */
     wr16(r + 130, 256);
     wr32(r + 132, 1000);

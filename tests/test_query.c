@@ -7,6 +7,7 @@
  */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 
 #include "internal.h"
 #include "unit.h"
@@ -241,6 +242,48 @@ static void test_null_arguments_are_invalid(void)
     UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, 4, &count, &ok), CONVCAT_OK);
 }
 
+/* ---- threads ------------------------------------------------------------------------------ */
+
+typedef struct worker {
+    int id;
+    int failures;
+} worker;
+
+/* Each thread queries, then fails in its own way: its last error is its own. */
+static void *work(void *arg)
+{
+    worker *w = arg;
+    convcat_problem p = problem_2d();
+    char mine[64];
+    snprintf(mine, sizeof mine, "no kernel 'thread %d'", w->id);
+    for (int round = 0; round < 200; ++round) {
+        convcat_candidate rows[64];
+        size_t count, ok;
+        if (convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, 64, &count, &ok) != CONVCAT_OK || ok != total_2d)
+            ++w->failures;
+        char key[32];
+        snprintf(key, sizeof key, "thread %d", w->id);
+        size_t at;
+        if (convcat_find(cat, key, &at) != CONVCAT_ERR_NOT_FOUND || !strstr(convcat_last_error(), mine))
+            ++w->failures;
+    }
+    return NULL;
+}
+
+static void test_threads_share_a_catalog_and_keep_their_own_errors(void)
+{
+    pthread_t t[8];
+    worker w[8];
+    for (int i = 0; i < 8; ++i) {
+        w[i] = (worker){.id = i};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, work, &w[i]), 0);
+    }
+    for (int i = 0; i < 8; ++i) {
+        pthread_join(t[i], NULL);
+        CU_ASSERT_EQUAL(w[i].failures, 0);
+    }
+}
+
 /* ---- plans without a driver ------------------------------------------------------------ */
 
 /* Is a CUDA driver library on this machine?  Then cuInit may still fail (no GPU). */
@@ -320,6 +363,7 @@ int main(void)
         {"any SM count", test_any_sm_count},
         {"prediction model is sane", test_prediction_model_is_sane},
         {"NULL arguments are invalid", test_null_arguments_are_invalid},
+        {"threads share a catalog and keep their own errors", test_threads_share_a_catalog_and_keep_their_own_errors},
         {"plan without a driver is NO_DRIVER", test_plan_without_a_driver_is_no_driver},
         {"plan arguments are checked first", test_plan_arguments_are_checked_first},
         CU_TEST_INFO_NULL,
