@@ -16,6 +16,9 @@ static convcat_catalog *cat;
 static size_t total;        /* entries in the catalog */
 static size_t total_2d;     /* of them, 2D bf16 -> bf16 fprop */
 
+/* Room for every row of the catalogs the tests run on (ci: 6, default: 106). */
+#define MAX_ROWS 512
+
 static int setup(void)
 {
     const char *path = unit_env_path("CONVCAT_TEST_CATALOG");
@@ -29,6 +32,10 @@ static int setup(void)
     for (size_t i = 0; i < total; ++i) {
         const cvc_key *k = &cat->entries[i].k;
         total_2d += k->dims == 2 && k->a == CONVCAT_BF16 && k->out == CONVCAT_BF16;
+    }
+    if (total > MAX_ROWS) {
+        fprintf(stderr, "the test catalog has %zu entries; the suite makes room for %d\n", total, MAX_ROWS);
+        return -1;
     }
     if (total < 2 || total_2d < 1) {
         fprintf(stderr, "the test catalog needs a 2D bf16 kernel and one other\n");
@@ -87,7 +94,7 @@ static void check_rows(const convcat_problem *p, const convcat_candidate *rows, 
 static void test_runnable_rows_first_fastest_first(void)
 {
     const convcat_problem p = problem_2d();
-    convcat_candidate rows[64];
+    convcat_candidate rows[MAX_ROWS];
     size_t count = 99, ok = 99;
     CU_ASSERT_FATAL(total <= CVC_ARRAY_LEN(rows));
     UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, CVC_ARRAY_LEN(rows), &count, &ok),
@@ -95,20 +102,20 @@ static void test_runnable_rows_first_fastest_first(void)
     CU_ASSERT_EQUAL(count, total);
     CU_ASSERT_EQUAL(ok, total_2d);
     check_rows(&p, rows, count, ok, 0);
-    /* The non-2D kernels say why: their dims. */
+    /* The others say why: their dims or their data types. */
     for (size_t i = ok; i < count; ++i)
-        UNIT_ASSERT_MENTIONS(rows[i].reason, "problem is 2D");
+        CU_ASSERT_TRUE(strstr(rows[i].reason, "problem is 2D") || strstr(rows[i].reason, "kernel takes"));
 }
 
 static void test_query_is_deterministic(void)
 {
     const convcat_problem p = problem_2d();
-    convcat_candidate a[64], b[64];
+    convcat_candidate a[MAX_ROWS], b[MAX_ROWS];
     size_t na, nb, oka, okb;
     memset(a, 0, sizeof a);
     memset(b, 0, sizeof b);
-    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, a, 64, &na, &oka), CONVCAT_OK);
-    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_SM90A, 132, b, 64, &nb, &okb), CONVCAT_OK);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, a, MAX_ROWS, &na, &oka), CONVCAT_OK);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_SM90A, 132, b, MAX_ROWS, &nb, &okb), CONVCAT_OK);
     CU_ASSERT_EQUAL(na, nb);
     CU_ASSERT_EQUAL(oka, okb);
     CU_ASSERT_EQUAL(memcmp(a, b, na * sizeof *a), 0);   /* sm_count 0 means 132 */
@@ -117,9 +124,9 @@ static void test_query_is_deterministic(void)
 static void test_capacity_smaller_than_the_catalog(void)
 {
     const convcat_problem p = problem_2d();
-    convcat_candidate all[64], few[4];
+    convcat_candidate all[MAX_ROWS], few[4];
     size_t count, ok, n_all, ok_all;
-    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, all, 64, &n_all, &ok_all), CONVCAT_OK);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, all, MAX_ROWS, &n_all, &ok_all), CONVCAT_OK);
     for (size_t cap = 0; cap < total && cap < CVC_ARRAY_LEN(few) - 1; ++cap) {
         memset(few, 0xA5, sizeof few);
         UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, few, cap, &count, &ok), CONVCAT_OK);
@@ -141,43 +148,45 @@ static void test_capacity_smaller_than_the_catalog(void)
 static void test_arch_filter(void)
 {
     const convcat_problem p = problem_2d();
-    convcat_candidate rows[64];
+    convcat_candidate rows[MAX_ROWS];
     size_t count = 99, ok = 99;
-    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_SM100A, 0, rows, 64, &count, &ok), CONVCAT_OK);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_SM100A, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
     CU_ASSERT_EQUAL(count, 0);
     CU_ASSERT_EQUAL(ok, 0);
-    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_SM90A, 0, rows, 64, &count, &ok), CONVCAT_OK);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_SM90A, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
     CU_ASSERT_EQUAL(count, total);   /* this catalog is all sm90a */
     CU_ASSERT_EQUAL(ok, total_2d);
     /* A value of no arch is a caller's mistake, not an empty answer. */
-    UNIT_ASSERT_STATUS(convcat_query(cat, &p, (convcat_arch)3, 0, rows, 64, &count, &ok),
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, (convcat_arch)3, 0, rows, MAX_ROWS, &count, &ok),
                        CONVCAT_ERR_INVALID_ARGUMENT);
-    UNIT_ASSERT_STATUS(convcat_query(cat, &p, (convcat_arch)-1, 0, rows, 64, &count, &ok),
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, (convcat_arch)-1, 0, rows, MAX_ROWS, &count, &ok),
                        CONVCAT_ERR_INVALID_ARGUMENT);
 }
 
 static void test_a_problem_nothing_can_run(void)
 {
-    convcat_candidate rows[64];
+    convcat_candidate rows[MAX_ROWS];
     size_t count, ok = 99;
     convcat_problem p = problem_2d();
     p.c = 12;   /* not a multiple of 8 */
-    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, 64, &count, &ok), CONVCAT_OK);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
     CU_ASSERT_EQUAL(count, total);
     CU_ASSERT_EQUAL(ok, 0);
     check_rows(&p, rows, count, ok, 0);
     for (size_t i = 0; i < count; ++i)
-        CU_ASSERT_TRUE(strstr(rows[i].reason, "C = 12") || strstr(rows[i].reason, "problem is 2D"));
+        CU_ASSERT_TRUE(strstr(rows[i].reason, "C = 12") || strstr(rows[i].reason, "problem is 2D") ||
+                       strstr(rows[i].reason, "kernel takes"));
     /* Broken for every kernel in the same way. */
     p = problem_2d();
     p.n = 0;
-    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, 64, &count, &ok), CONVCAT_OK);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
     CU_ASSERT_EQUAL(ok, 0);
     for (size_t i = 0; i < count; ++i)
-        CU_ASSERT_TRUE(strstr(rows[i].reason, "extents must be >= 1") || strstr(rows[i].reason, "problem is 2D"));
+        CU_ASSERT_TRUE(strstr(rows[i].reason, "extents must be >= 1") || strstr(rows[i].reason, "problem is 2D") ||
+                       strstr(rows[i].reason, "kernel takes"));
     /* Neighbour: N = 1 runs. */
     p.n = 1;
-    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, 64, &count, &ok), CONVCAT_OK);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
     CU_ASSERT_EQUAL(ok, total_2d);
 }
 
@@ -185,11 +194,11 @@ static void test_a_problem_nothing_can_run(void)
 static void test_any_sm_count(void)
 {
     const convcat_problem p = problem_2d();
-    convcat_candidate rows[64];
+    convcat_candidate rows[MAX_ROWS];
     size_t count, ok;
     const int counts[] = {-5, 0, 1, 2, 3, 66, 132, 1000};
     for (size_t i = 0; i < CVC_ARRAY_LEN(counts); ++i) {
-        UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, counts[i], rows, 64, &count, &ok), CONVCAT_OK);
+        UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, counts[i], rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
         CU_ASSERT_EQUAL(ok, total_2d);
         check_rows(&p, rows, count, ok, counts[i]);
     }
@@ -257,9 +266,9 @@ static void *work(void *arg)
     char mine[64];
     snprintf(mine, sizeof mine, "no kernel 'thread %d'", w->id);
     for (int round = 0; round < 200; ++round) {
-        convcat_candidate rows[64];
+        convcat_candidate rows[MAX_ROWS];
         size_t count, ok;
-        if (convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, 64, &count, &ok) != CONVCAT_OK || ok != total_2d)
+        if (convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok) != CONVCAT_OK || ok != total_2d)
             ++w->failures;
         char key[32];
         snprintf(key, sizeof key, "thread %d", w->id);
