@@ -25,7 +25,7 @@
 #define MMA_EFF 1.08                              /* measured stage rate over the GEMM peak */
 #define MMA_EFF_N256 0.80                         /* ... for warpgroups 256 columns wide */
 #define LOAD_BYTES_PER_SM_US 100e3                /* operand bytes per SM per microsecond */
-#define CLUSTER_STAGE_US 0.38                     /* extra per-stage latency of a 2-CTA cluster */
+#define CLUSTER_STAGE_US 0.035                    /* extra per-stage latency of a 2-CTA cluster */
 #define EPILOGUE_US_PER_KB 0.11                   /* per KiB of output tile */
 #define TILE_FIXED_US 0.3
 #define DRAM_BYTES_PER_US 4.3e6
