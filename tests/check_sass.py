@@ -10,6 +10,7 @@ Exits 77 (skip) when cuobjdump or nvdisasm cannot be found: the CUDA toolkit
 on PATH or under /usr/local/cuda, or the pip packages nvidia-cuda-cuobjdump
 and nvidia-cuda-nvdisasm.
 """
+import concurrent.futures
 import glob
 import os
 import pathlib
@@ -53,8 +54,7 @@ def main():
     else:
         cuobjdump = tools[0]
         env["PATH"] = os.path.dirname(tools[1]) + os.pathsep + env.get("PATH", "")
-    failures = 0
-    for f in fatbins:
+    def check(f):
         key = f.stem
         arch = key.split("_")[0]
         r = subprocess.run([cuobjdump, "--dump-sass", str(f)], capture_output=True, text=True, env=env)
@@ -70,9 +70,14 @@ def main():
             if f"Function : {key}" not in sass:
                 problems.append("kernel symbol is not the key")
         count = len(MMA[arch].findall(sass))
-        print(f"{'FAIL' if problems else 'ok  '} {key}: {count} {arch} MMA instructions"
-              + (": " + "; ".join(problems) if problems else ""))
-        failures += bool(problems)
+        return (f"{'FAIL' if problems else 'ok  '} {key}: {count} {arch} MMA instructions"
+                + (": " + "; ".join(problems) if problems else "")), bool(problems)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        results = list(pool.map(check, fatbins))
+    for line, _ in results:
+        print(line)
+    failures = sum(bad for _, bad in results)
     print(f"{len(fatbins)} kernels, {failures} failed")
     return 1 if failures else 0
 
