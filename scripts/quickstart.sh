@@ -11,10 +11,10 @@ ninja -C build
 
 cli=build/runtime/convcat
 echo; echo "== convcat list (first lines)"
-$cli list | head -8
+$cli list | sed -n 1,8p   # sed reads all: no SIGPIPE under pipefail
 $cli list | tail -1
 echo; echo "== convcat query: ResNet-50 res2 3x3, bf16"
-$cli query --n 128 --h 56 --w 56 --c 64 --k 64 --r 3 --s 3 --pad_h 1 --pad_w 1 --dtype bf16 | head -12
+$cli query --n 128 --h 56 --w 56 --c 64 --k 64 --r 3 --s 3 --pad_h 1 --pad_w 1 --dtype bf16 | sed -n 1,12p
 echo; echo "== convcat run --verify"
 if nvidia-smi >/dev/null 2>&1; then
     $cli run auto --n 32 --h 64 --w 64 --c 256 --k 256 --r 3 --s 3 --pad_h 1 --pad_w 1 --dtype bf16 --verify
