@@ -14,26 +14,6 @@
 
 /* ---- entries and problems --------------------------------------------------------- */
 
-static cvc_entry entry(const char *key)
-{
-    cvc_entry e;
-    memset(&e, 0, sizeof e);
-    snprintf(e.key, sizeof e.key, "%s", key);
-    char why[192];
-    if (!cvc_key_parse(key, &e.k, why, sizeof why)) {
-        printf("\n    bad test key %s: %s", key, why);
-        CU_FAIL_FATAL("bad test key");
-    }
-    e.threads = 384;
-    e.smem_bytes = 100000;
-    e.registers = 168;
-    e.a_box_rows = e.k.tile_m / e.k.cluster_n;
-    e.a_box_cols = e.k.tile_k;
-    e.b_box_rows = e.k.tile_n / e.k.cluster_m;
-    e.b_box_cols = e.k.tile_k;
-    e.swizzle_bytes = 128;
-    return e;
-}
 
 #define E2_KEY "sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop"
 #define E2C_KEY "sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop"
@@ -97,7 +77,7 @@ static void expect(int line, const cvc_entry *e, const convcat_problem *p, convc
 
 static void test_base_problems_pass(void)
 {
-    const cvc_entry e1 = entry(E1_KEY), e2 = entry(E2_KEY), e2c = entry(E2C_KEY), e3 = entry(E3_KEY);
+    const cvc_entry e1 = unit_entry(E1_KEY), e2 = unit_entry(E2_KEY), e2c = unit_entry(E2C_KEY), e3 = unit_entry(E3_KEY);
     const convcat_problem a = p1(), b = p2(), c = p3();
     ACCEPT(e1, a);
     ACCEPT(e2, b);
@@ -107,14 +87,14 @@ static void test_base_problems_pass(void)
 
 static void test_op_must_match(void)
 {
-    const cvc_entry e = entry(E2_KEY);
+    const cvc_entry e = unit_entry(E2_KEY);
     const convcat_problem base = p2();
     BOTH(e, base, op, CONVCAT_FPROP, CONVCAT_DGRAD, "kernel computes fprop, problem is dgrad");
     BOTH(e, base, op, CONVCAT_FPROP, CONVCAT_WGRAD, "problem is wgrad");
     BOTH(e, base, op, CONVCAT_FPROP, (convcat_op)7, "unknown op");
     /* dgrad and wgrad kernels parse, but this runtime runs none. */
-    const cvc_entry dg = entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
-    const cvc_entry wg = entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    const cvc_entry dg = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    const cvc_entry wg = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
     convcat_problem p = base;
     p.op = CONVCAT_DGRAD;
     REFUSE(dg, p, "no dgrad kernels");
@@ -124,7 +104,7 @@ static void test_op_must_match(void)
 
 static void test_dims_must_match(void)
 {
-    const cvc_entry e2 = entry(E2_KEY), e1 = entry(E1_KEY), e3 = entry(E3_KEY);
+    const cvc_entry e2 = unit_entry(E2_KEY), e1 = unit_entry(E1_KEY), e3 = unit_entry(E3_KEY);
     BOTH(e2, p2(), dims, 2, 3, "kernel is 2D, problem is 3D");
     BOTH(e2, p2(), dims, 2, 1, "kernel is 2D, problem is 1D");
     BOTH(e2, p2(), dims, 2, 0, "problem is 0D");
@@ -150,14 +130,14 @@ static void test_dims_must_match(void)
 
 static void test_dtypes_must_match(void)
 {
-    const cvc_entry e = entry(E2_KEY);
+    const cvc_entry e = unit_entry(E2_KEY);
     const char *says = "kernel takes bf16 x bf16 -> bf16";
     BOTH(e, p2(), a_type, CONVCAT_BF16, CONVCAT_F16, says);
     BOTH(e, p2(), b_type, CONVCAT_BF16, CONVCAT_F16, "problem is bf16 x f16 -> bf16");
     BOTH(e, p2(), out_type, CONVCAT_BF16, CONVCAT_F32, "problem is bf16 x bf16 -> f32");
     BOTH(e, p2(), a_type, CONVCAT_BF16, (convcat_dtype)0, "problem is ? x bf16 -> bf16");
     BOTH(e, p2(), out_type, CONVCAT_BF16, (convcat_dtype)99, "-> ?");
-    const cvc_entry f = entry(E1_KEY);
+    const cvc_entry f = unit_entry(E1_KEY);
     BOTH(f, p1(), out_type, CONVCAT_F32, CONVCAT_F16, "kernel takes f16 x f16 -> f32");
 }
 
@@ -165,7 +145,7 @@ static void test_dtypes_must_match(void)
 
 static void test_extents_must_be_at_least_one(void)
 {
-    const cvc_entry e2 = entry(E2_KEY), e3 = entry(E3_KEY);
+    const cvc_entry e2 = unit_entry(E2_KEY), e3 = unit_entry(E3_KEY);
     const char *says = "extents must be >= 1";
     BOTH(e2, p2(), n, 1, 0, says);
     BOTH(e2, p2(), n, 1, -1, says);
@@ -189,7 +169,7 @@ static void test_extents_must_be_at_least_one(void)
 
 static void test_padding_must_not_be_negative(void)
 {
-    const cvc_entry e2 = entry(E2_KEY), e3 = entry(E3_KEY), e1 = entry(E1_KEY);
+    const cvc_entry e2 = unit_entry(E2_KEY), e3 = unit_entry(E3_KEY), e1 = unit_entry(E1_KEY);
     BOTH(e2, p2(), pad_lo[1], 0, -1, "padding along H is negative");
     BOTH(e2, p2(), pad_hi[1], 0, -1, "padding along H is negative");
     BOTH(e2, p2(), pad_lo[2], 0, -1, "padding along W is negative");
@@ -201,7 +181,7 @@ static void test_padding_must_not_be_negative(void)
 
 static void test_stride_and_dilation_must_be_at_least_one(void)
 {
-    const cvc_entry e2 = entry(E2_KEY), e3 = entry(E3_KEY);
+    const cvc_entry e2 = unit_entry(E2_KEY), e3 = unit_entry(E3_KEY);
     const char *h = "stride and dilation along H must be >= 1", *w = "along W must be >= 1";
     BOTH(e2, p2(), stride[1], 1, 0, h);
     BOTH(e2, p2(), stride[2], 1, -1, w);
@@ -213,7 +193,7 @@ static void test_stride_and_dilation_must_be_at_least_one(void)
 
 static void test_absent_axes_must_be_trivial(void)
 {
-    const cvc_entry e2 = entry(E2_KEY), e1 = entry(E1_KEY);
+    const cvc_entry e2 = unit_entry(E2_KEY), e1 = unit_entry(E1_KEY);
     const char *no_d = "a 2D problem has no D axis", *no_h = "a 1D problem has no H axis",
                *no_d1 = "a 1D problem has no D axis";
     BOTH(e2, p2(), d, 1, 2, no_d);
@@ -235,7 +215,7 @@ static void test_absent_axes_must_be_trivial(void)
 
 static void test_filter_must_fit_the_padded_input(void)
 {
-    const cvc_entry e2 = entry(E2_KEY), e1 = entry(E1_KEY), e3 = entry(E3_KEY);
+    const cvc_entry e2 = unit_entry(E2_KEY), e1 = unit_entry(E1_KEY), e3 = unit_entry(E3_KEY);
     convcat_problem p = p2();
     p.pad_lo[1] = p.pad_hi[1] = 0;
     BOTH(e2, p, h, 3, 2, "does not fit the padded input along H (2 + 0 + 0)");
@@ -256,21 +236,21 @@ static void test_filter_must_fit_the_padded_input(void)
 
 static void test_only_cross_correlation(void)
 {
-    const cvc_entry e = entry(E2_KEY);
+    const cvc_entry e = unit_entry(E2_KEY);
     BOTH(e, p2(), mode, CONVCAT_CROSS_CORRELATION, CONVCAT_CONVOLUTION, "convolution mode");
     BOTH(e, p2(), mode, CONVCAT_CROSS_CORRELATION, (convcat_mode)5, "convolution mode");
 }
 
 static void test_groups_are_refused(void)
 {
-    const cvc_entry e = entry(E2_KEY);
+    const cvc_entry e = unit_entry(E2_KEY);
     BOTH(e, p2(), groups, 1, 2, "groups = 2: this kernel is not grouped");
     BOTH(e, p2(), groups, 1, 64, "groups = 64");
 }
 
 static void test_traversal_stride_at_most_8(void)
 {
-    const cvc_entry e2 = entry(E2_KEY), e1 = entry(E1_KEY), e3 = entry(E3_KEY);
+    const cvc_entry e2 = unit_entry(E2_KEY), e1 = unit_entry(E1_KEY), e3 = unit_entry(E3_KEY);
     BOTH(e2, p2(), stride[1], 8, 9, "stride 9 along H: TMA traversal strides are 1..8");
     BOTH(e2, p2(), stride[2], 8, 9, "stride 9 along W");
     BOTH(e2, p2(), stride[2], 8, INT_MAX, "along W: TMA traversal strides");
@@ -285,38 +265,38 @@ static void test_traversal_stride_at_most_8(void)
 
 static void test_channels_must_fill_16_byte_rows(void)
 {
-    const cvc_entry e2 = entry(E2_KEY), e1 = entry(E1_KEY);
+    const cvc_entry e2 = unit_entry(E2_KEY), e1 = unit_entry(E1_KEY);
     BOTH(e2, p2(), c, 8, 12, "C = 12: channels must be a multiple of 8");
     BOTH(e2, p2(), c, 16, 4, "C = 4");
     BOTH(e2, p2(), c, 72, 68, "multiple of 8 (16-byte TMA rows of bf16)");
     BOTH(e1, p1(), c, 8, 9, "of f16");
     /* 8-bit inputs need 16 channels, tf32 4 (entries of the space not yet generated). */
-    const cvc_entry e8 = entry("sm90a_fprop_2d_e4m3_e4m3_f32_bf16_128x128x128_s4_c1x1_coop");
-    const cvc_entry e32 = entry("sm90a_fprop_2d_tf32_tf32_f32_f32_128x128x32_s4_c1x1_coop");
+    const cvc_entry e8 = unit_entry("sm90a_fprop_2d_e4m3_e4m3_f32_bf16_128x128x128_s4_c1x1_coop");
+    const cvc_entry e32 = unit_entry("sm90a_fprop_2d_tf32_tf32_f32_f32_128x128x32_s4_c1x1_coop");
     BOTH(e8, problem(2, CONVCAT_E4M3, CONVCAT_BF16), c, 16, 8, "C = 8: channels must be a multiple of 16");
     BOTH(e32, problem(2, CONVCAT_TF32, CONVCAT_F32), c, 4, 2, "C = 2: channels must be a multiple of 4");
 }
 
 static void test_output_channels_multiple_of_8(void)
 {
-    const cvc_entry e2 = entry(E2_KEY), e1 = entry(E1_KEY);
+    const cvc_entry e2 = unit_entry(E2_KEY), e1 = unit_entry(E1_KEY);
     BOTH(e2, p2(), k, 8, 12, "K = 12: output channels must be a multiple of 8");
     BOTH(e2, p2(), k, 16, 4, "K = 4");
     BOTH(e1, p1(), k, 24, 20, "K = 20");   /* f32 output: 8 still */
     /* An 8-bit output needs 16 (16-byte output rows). */
-    const cvc_entry e8 = entry("sm90a_fprop_2d_e4m3_e4m3_f32_e4m3_128x128x128_s4_c1x1_coop");
+    const cvc_entry e8 = unit_entry("sm90a_fprop_2d_e4m3_e4m3_f32_e4m3_128x128x128_s4_c1x1_coop");
     BOTH(e8, problem(2, CONVCAT_E4M3, CONVCAT_E4M3), k, 16, 8, "K = 8");
 }
 
 /* M = N*Z*P*Q plus the last cluster's padding tiles must fit the kernel's int32 pixel index. */
 static void test_gemm_m_fits_32_bits(void)
 {
-    const cvc_entry e1 = entry(E1_KEY);   /* tile M 128, cluster M 1 */
+    const cvc_entry e1 = unit_entry(E1_KEY);   /* tile M 128, cluster M 1 */
     convcat_problem p = p1();
     p.n = 1, p.c = 8, p.k = 8, p.s = 1;
     p.pad_lo[2] = p.pad_hi[2] = 0;
     BOTH(e1, p, w, INT32_MAX - 128, INT32_MAX - 127, "exceeds the kernel's 32-bit pixel index");
-    const cvc_entry e2c = entry(E2C_KEY);   /* tile M 128, cluster M 2 */
+    const cvc_entry e2c = unit_entry(E2C_KEY);   /* tile M 128, cluster M 2 */
     convcat_problem q = p2();
     q.n = 1, q.h = 1, q.c = 8, q.k = 8, q.r = q.s = 1;
     memset(q.pad_lo, 0, sizeof q.pad_lo);
@@ -376,7 +356,7 @@ static void corners_of_axis(const cvc_entry *e, int dims, int axis, int lo, int 
 
 static void test_im2col_corner_ranges_per_rank(void)
 {
-    const cvc_entry e1 = entry(E1_KEY), e2 = entry(E2_KEY), e3 = entry(E3_KEY);
+    const cvc_entry e1 = unit_entry(E1_KEY), e2 = unit_entry(E2_KEY), e3 = unit_entry(E3_KEY);
     corners_of_axis(&e1, 1, 2, -32768, 32767);
     corners_of_axis(&e2, 2, 1, -128, 127);
     corners_of_axis(&e2, 2, 2, -128, 127);
@@ -408,7 +388,7 @@ static void offsets_of_axis(const cvc_entry *e, int dims, int axis, int lo, int 
 
 static void test_im2col_offset_ranges_per_rank(void)
 {
-    const cvc_entry e1 = entry(E1_KEY), e2 = entry(E2_KEY), e3 = entry(E3_KEY);
+    const cvc_entry e1 = unit_entry(E1_KEY), e2 = unit_entry(E2_KEY), e3 = unit_entry(E3_KEY);
     offsets_of_axis(&e1, 1, 2, -32768, 65535);
     offsets_of_axis(&e2, 2, 1, -128, 255);
     offsets_of_axis(&e2, 2, 2, -128, 255);
@@ -421,7 +401,7 @@ static void test_im2col_offset_ranges_per_rank(void)
  * corner rule, computed without overflow (the sanitizer build checks the latter). */
 static void test_filter_reach_beyond_int_is_refused(void)
 {
-    const cvc_entry e1 = entry(E1_KEY);
+    const cvc_entry e1 = unit_entry(E1_KEY);
     convcat_problem p = wide(1);
     p.w = INT_MAX;
     p.pad_hi[2] = INT_MAX;
@@ -443,24 +423,24 @@ static void test_filter_reach_beyond_int_is_refused(void)
 static void test_tma_box_and_stride_limits(void)
 {
     const convcat_problem p = p2();
-    cvc_entry e = entry(E2_KEY);
+    cvc_entry e = unit_entry(E2_KEY);
     e.a_box_rows = 1024;
     ACCEPT(e, p);
     e.a_box_rows = 1025;
     REFUSE(e, p, "activations: pixelsPerColumn 1025 is outside 1..1024");
-    e = entry(E2_KEY);
+    e = unit_entry(E2_KEY);
     e.a_box_cols = 32;
     ACCEPT(e, p);
     e.a_box_cols = 4;   /* 8 bytes: not a multiple of 16 */
     REFUSE(e, p, "activations: channelsPerPixel 4");
     e.a_box_cols = 128; /* 256 bytes: wider than the swizzle span */
     REFUSE(e, p, "128-byte swizzle span");
-    e = entry(E2_KEY);
+    e = unit_entry(E2_KEY);
     e.b_box_rows = 256;
     ACCEPT(e, p);
     e.b_box_rows = 257;
     REFUSE(e, p, "filters: box extent 257 of dimension 3 is outside 1..256");
-    e = entry(E2_KEY);
+    e = unit_entry(E2_KEY);
     e.b_box_cols = 4;
     REFUSE(e, p, "filters: box inner extent is 8 bytes");
     e.swizzle_bytes = 64;
@@ -470,7 +450,7 @@ static void test_tma_box_and_stride_limits(void)
     e.b_box_cols = 64;
     REFUSE(e, p, "filters: box inner extent is 128 bytes: a multiple of 16 within the 64-byte swizzle span");
     /* Byte strides below 2^40: C * 2 bytes * W of the activations. */
-    e = entry(E2_KEY);
+    e = unit_entry(E2_KEY);
     convcat_problem q = p2();
     q.n = 1, q.h = 1, q.c = 1 << 20, q.k = 8, q.r = q.s = 1;
     memset(q.pad_lo, 0, sizeof q.pad_lo);
@@ -482,7 +462,7 @@ static void test_tma_box_and_stride_limits(void)
  * below 2^40: every other rule passes (M = 12.6M, 2^25 K iterations). */
 static void test_tensor_past_2_64_bytes_is_refused(void)
 {
-    const cvc_entry e3 = entry(E3_KEY);
+    const cvc_entry e3 = unit_entry(E3_KEY);
     convcat_problem p = p3();
     p.n = 1, p.h = 17, p.w = 15, p.c = INT_MAX - 7, p.k = 8;
     p.t = p.r = p.s = 1;
@@ -601,7 +581,7 @@ static void test_output_extent_beyond_int_is_refused(void)
     UNIT_ASSERT_STATUS(convcat_problem_output(&g, NULL, NULL, NULL), CONVCAT_ERR_UNSUPPORTED);
     UNIT_ASSERT_MENTIONS(convcat_last_error(), "overflows 64 bits");
     CU_ASSERT_DOUBLE_EQUAL(convcat_problem_flops(&g), 0.0, 0.0);
-    const cvc_entry e3 = entry(E3_KEY);
+    const cvc_entry e3 = unit_entry(E3_KEY);
     REFUSE(e3, g, "overflows 64 bits");
     g.n = 1, g.d = g.h = g.w = 1 << 20;   /* M = 2^60 fits 64 bits: refused by the 32-bit rule */
     REFUSE(e3, g, "32-bit pixel index");
@@ -615,7 +595,7 @@ static void test_output_extent_beyond_int_is_refused(void)
 /* The kernel counts its K loop (taps x channel blocks) in an int32. */
 static void test_gemm_k_iterations_fit_32_bits(void)
 {
-    const cvc_entry e1 = entry(E1_KEY);
+    const cvc_entry e1 = unit_entry(E1_KEY);
     convcat_problem p = p1();
     p.n = 1, p.k = 8, p.w = 1;
     p.c = 1 << 20;                         /* 2^14 channel blocks of 64 */

@@ -12,20 +12,6 @@
 #define TWO32 (UINT64_C(1) << 32)
 #define TWO40 (UINT64_C(1) << 40)
 
-static cvc_entry entry(const char *key)
-{
-    cvc_entry e;
-    memset(&e, 0, sizeof e);
-    snprintf(e.key, sizeof e.key, "%s", key);
-    CU_ASSERT_TRUE_FATAL(cvc_key_parse(key, &e.k, NULL, 0));
-    e.threads = 384;
-    e.a_box_rows = e.k.tile_m / e.k.cluster_n;
-    e.a_box_cols = e.k.tile_k;
-    e.b_box_rows = e.k.tile_n / e.k.cluster_m;
-    e.b_box_cols = e.k.tile_k;
-    e.swizzle_bytes = 128;
-    return e;
-}
 
 #define ASSERT_U64S(got, ...)                                                        \
     do {                                                                             \
@@ -53,7 +39,7 @@ static cvc_entry entry(const char *key)
 
 static void test_fprop_1d_descriptors(void)
 {
-    const cvc_entry e = entry("sm90a_fprop_1d_f16_f16_f32_f32_128x64x64_s3_c1x2_coop");
+    const cvc_entry e = unit_entry("sm90a_fprop_1d_f16_f16_f32_f32_128x64x64_s3_c1x2_coop");
     convcat_problem p;
     convcat_problem_init(&p);
     p.dims = 1, p.a_type = p.b_type = CONVCAT_F16, p.out_type = CONVCAT_F32;
@@ -86,7 +72,7 @@ static void test_fprop_1d_descriptors(void)
 
 static void test_fprop_2d_descriptors(void)
 {
-    const cvc_entry e = entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop");
+    const cvc_entry e = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop");
     convcat_problem p;
     convcat_problem_init(&p);
     p.n = 2, p.h = 10, p.w = 12, p.c = 64, p.k = 24, p.r = 3, p.s = 5;
@@ -115,7 +101,7 @@ static void test_fprop_2d_descriptors(void)
 
 static void test_fprop_3d_descriptors(void)
 {
-    const cvc_entry e = entry("sm90a_fprop_3d_f16_f16_f32_f32_64x128x64_s3_c1x2_coop");
+    const cvc_entry e = unit_entry("sm90a_fprop_3d_f16_f16_f32_f32_64x128x64_s3_c1x2_coop");
     convcat_problem p;
     convcat_problem_init(&p);
     p.dims = 3, p.a_type = p.b_type = CONVCAT_F16, p.out_type = CONVCAT_F32;
@@ -156,7 +142,7 @@ static void test_fprop_element_sizes(void)
         {"sm90a_fprop_2d_tf32_tf32_f32_f32_128x128x32_s4_c1x1_coop", CONVCAT_TF32, 4},
     };
     for (size_t i = 0; i < CVC_ARRAY_LEN(cases); ++i) {
-        const cvc_entry e = entry(cases[i].key);
+        const cvc_entry e = unit_entry(cases[i].key);
         convcat_problem p;
         convcat_problem_init(&p);
         p.a_type = p.b_type = cases[i].ab;

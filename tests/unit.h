@@ -126,4 +126,30 @@ static inline int unit_main(const char *suite, CU_TestInfo *tests, CU_Initialize
     return tests_failed || failures || tests_run == 0 ? 1 : 0;
 }
 
+#ifdef CONVCAT_INTERNAL_H
+/* An index entry for `key` with the fields pack.py derives from a key (TMA
+ * boxes from the tile and cluster, 128-byte swizzle, 384 threads), so any
+ * kernel of the space can be tested, not only those of the built catalog. */
+static inline cvc_entry unit_entry(const char *key)
+{
+    cvc_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.key, sizeof e.key, "%s", key);
+    char why[192];
+    if (!cvc_key_parse(key, &e.k, why, sizeof why)) {
+        printf("\n    bad test key %s: %s", key, why);
+        CU_FAIL_FATAL("bad test key");
+    }
+    e.threads = 384;
+    e.smem_bytes = 100000;
+    e.registers = 168;
+    e.a_box_rows = e.k.tile_m / e.k.cluster_n;
+    e.a_box_cols = e.k.tile_k;
+    e.b_box_rows = e.k.tile_n / e.k.cluster_m;
+    e.b_box_cols = e.k.tile_k;
+    e.swizzle_bytes = 128;
+    return e;
+}
+#endif
+
 #endif

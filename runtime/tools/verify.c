@@ -179,6 +179,29 @@ static convcat_status compare(const cvc_driver *drv, const reference *ref, const
     return st;
 }
 
+/* The driver, the reference kernels, a plan for p (entry index or CONVCAT_AUTO,
+ * the chosen one in *chosen) and its buffers.  On failure nothing is left to free. */
+static convcat_status prepare(const convcat_catalog *cat, const convcat_problem *p, size_t index, unsigned seed,
+                              int with_c, int with_ref, const cvc_driver **drv, reference *ref,
+                              convcat_plan **plan, buffers *b, size_t *chosen)
+{
+    convcat_status st = cvc_driver_get(drv);
+    if (st == CONVCAT_OK)
+        st = load_reference(*drv, ref);
+    if (st == CONVCAT_OK)
+        st = convcat_plan_create(cat, p, index, plan);
+    if (st != CONVCAT_OK)
+        return st;
+    convcat_plan_info info;
+    convcat_plan_info_get(*plan, &info);
+    *chosen = info.index;
+    if ((st = make_buffers(*drv, ref, p, seed, with_c, with_ref, b)) != CONVCAT_OK) {
+        convcat_plan_destroy(*plan);
+        *plan = NULL;
+    }
+    return st;
+}
+
 convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem *p, size_t index,
                               unsigned seed, float alpha, float beta, cvc_sabotage sabotage, cvc_verify *out)
 {
@@ -187,20 +210,9 @@ convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem 
     buffers b;
     convcat_plan *plan = NULL;
     memset(out, 0, sizeof *out);
-    convcat_status st = cvc_driver_get(&drv);
-    if (st == CONVCAT_OK)
-        st = load_reference(drv, &ref);
-    if (st == CONVCAT_OK)
-        st = convcat_plan_create(cat, p, index, &plan);
+    convcat_status st = prepare(cat, p, index, seed, beta != 0.0f, 1, &drv, &ref, &plan, &b, &out->index);
     if (st != CONVCAT_OK)
         return st;
-    convcat_plan_info info;
-    convcat_plan_info_get(plan, &info);
-    out->index = info.index;
-    if ((st = make_buffers(drv, &ref, p, seed, beta != 0.0f, 1, &b)) != CONVCAT_OK) {
-        convcat_plan_destroy(plan);
-        return st;
-    }
     convcat_tensors t = {.x = (const void *)b.x, .w = (const void *)b.w, .y = (void *)b.y,
                          .c = (const void *)b.c, .alpha = alpha, .beta = beta};
     st = convcat_plan_run(plan, &t, NULL);
@@ -252,20 +264,9 @@ convcat_status cvc_time_run(const convcat_catalog *cat, const convcat_problem *p
     convcat_plan *plan = NULL;
     CUevent ev[2] = {NULL, NULL};
     float *ms = NULL;
-    convcat_status st = cvc_driver_get(&drv);
-    if (st == CONVCAT_OK)
-        st = load_reference(drv, &ref);
-    if (st == CONVCAT_OK)
-        st = convcat_plan_create(cat, p, index, &plan);
+    convcat_status st = prepare(cat, p, index, 1234, 0, 0, &drv, &ref, &plan, &b, index_out);
     if (st != CONVCAT_OK)
         return st;
-    convcat_plan_info info;
-    convcat_plan_info_get(plan, &info);
-    *index_out = info.index;
-    if ((st = make_buffers(drv, &ref, p, 1234, 0, 0, &b)) != CONVCAT_OK) {
-        convcat_plan_destroy(plan);
-        return st;
-    }
     convcat_tensors t = {.x = (const void *)b.x, .w = (const void *)b.w, .y = (void *)b.y, .alpha = 1.0f};
     if (iters < 1)
         iters = 1;
