@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "generator"))
 from convcat_gen import space  # noqa: E402
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 HEADER_BYTES, ENTRY_BYTES, KEY_BYTES, BLOB_ALIGN = 64, 256, 112, 256
 ARCH = {"sm90a": 1, "sm100a": 2}
 OP = {"fprop": 0, "dgrad": 1, "wgrad": 2}
@@ -46,7 +46,8 @@ def entry(key: space.Key, registers: int, blob_crc: int, offset: int, size: int)
     rec += struct.pack("<HIH5HIQQ", cfg.threads, cfg.smem_bytes, registers, cfg.a_box_rows,
                        cfg.a_box_cols, cfg.b_box_rows, cfg.b_box_cols, space.SWIZZLE_BYTES, blob_crc,
                        offset, size)
-    assert len(rec) == 168, len(rec)
+    rec += struct.pack("<2H", cfg.y_box_rows, cfg.y_box_cols)
+    assert len(rec) == 172, len(rec)
     return rec.ljust(ENTRY_BYTES, b"\0")
 
 

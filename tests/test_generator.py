@@ -364,6 +364,14 @@ def kernel_abi():
     raise AssertionError("no CONVCAT_KERNEL_ABI")
 
 
+def format_version():
+    """The catalog format the C runtime reads: the packer must write the same."""
+    for line in (ROOT / "runtime" / "src" / "catalog_format.h").read_text().split("\n"):
+        if line.startswith("#define CVC_FORMAT_VERSION "):
+            return int(line.split()[2].rstrip("u"))
+    raise AssertionError("no CVC_FORMAT_VERSION")
+
+
 class Pack(unittest.TestCase):
     KEYS = [F16_1D, BF16, "sm90a_fprop_3d_bf16_bf16_f32_f32_128x128x64_s4_c1x1_coop",
             "sm90a_fprop_2d_f16_f16_f32_f16_128x256x64_s3_c2x1_coop"]
@@ -390,7 +398,7 @@ class Pack(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             magic, version, abi, count, esize, ioff, boff, fsize, icrc, hcrc = HEADER.unpack_from(data)
             self.assertEqual(magic, b"CONVCAT\0")
-            self.assertEqual((version, abi, count, esize, ioff), (1, kernel_abi(), 4, 256, 64))
+            self.assertEqual((version, abi, count, esize, ioff), (format_version(), kernel_abi(), 4, 256, 64))
             self.assertEqual(boff, 64 + 4 * 256)
             self.assertEqual(fsize, len(data))
             self.assertEqual(data[52:60], bytes(8))
@@ -411,7 +419,9 @@ class Pack(unittest.TestCase):
                                  (384, c.smem_bytes, k.tile_m // k.cluster_n, k.tile_k,
                                   k.tile_n // k.cluster_m, k.tile_k, 128))
                 self.assertEqual(regs, 100 + self.KEYS.index(name))
-                self.assertEqual(rec[168:], bytes(88))
+                out_bytes = {"f16": 2, "bf16": 2, "f32": 4}[k.out]
+                self.assertEqual(struct.unpack_from("<2H", rec, 168), (64, 128 // out_bytes))   # output store box
+                self.assertEqual(rec[172:], bytes(84))
                 self.assertEqual(off % 256, 0)
                 self.assertGreaterEqual(off, boff)
                 blob = (d / f"{name}.fatbin").read_bytes()

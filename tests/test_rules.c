@@ -446,6 +446,7 @@ static void test_tma_box_and_stride_limits(void)
     e.swizzle_bytes = 64;
     e.b_box_cols = 32;
     e.a_box_cols = 32;
+    e.y_box_cols = 32;   /* the output's store box shares the swizzle */
     ACCEPT(e, p);
     e.b_box_cols = 64;
     REFUSE(e, p, "filters: box inner extent is 128 bytes: a multiple of 16 within the 64-byte swizzle span");

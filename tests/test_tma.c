@@ -70,6 +70,43 @@ static void test_fprop_1d_descriptors(void)
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b, NULL, 0));
 }
 
+/* The epilogue's store: a (K, N*Z*P*Q) view of the output in 64-row x 128-byte boxes. */
+static void test_output_descriptor(void)
+{
+    const char *keys[] = {"sm90a_fprop_1d_f16_f16_f32_f32_128x64x64_s3_c1x2_coop",
+                          "sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop"};
+    for (size_t i = 0; i < CVC_ARRAY_LEN(keys); ++i) {
+        const cvc_entry e = unit_entry(keys[i]);
+        convcat_problem p;
+        convcat_problem_init(&p);
+        p.dims = e.k.dims, p.a_type = e.k.a, p.b_type = e.k.b, p.out_type = e.k.out;
+        p.n = 3, p.h = e.k.dims == 2 ? 7 : 1, p.w = 100, p.c = 32, p.k = 24, p.s = 3;
+        p.pad_lo[2] = p.pad_hi[2] = 1;
+        const uint64_t m = 3 * (uint64_t)p.h * 100, ob = e.k.out == CONVCAT_F32 ? 4 : 2;
+        cvc_tiled_desc y;
+        cvc_tma_output(&e, &p, &y);
+        CU_ASSERT_EQUAL(y.rank, 2);
+        CU_ASSERT_EQUAL(y.elem_bytes, (int)ob);
+        ASSERT_U64S(y.dims, 24, m);                  /* K innermost, then the output pixels */
+        ASSERT_U64S(y.strides, 24 * ob);
+        ASSERT_U64S(y.box, 128 / ob, 64);            /* one 128-byte swizzle row x 64 rows */
+        ASSERT_U64S(y.elem_strides, 1, 1);
+        CU_ASSERT_EQUAL(y.swizzle_bytes, 128);
+        CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
+    }
+    /* A box wider than the swizzle span is refused. */
+    cvc_entry e = unit_entry(keys[1]);
+    e.y_box_cols = 128;
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.k = 256;
+    cvc_tiled_desc y;
+    cvc_tma_output(&e, &p, &y);
+    char why[160];
+    CU_ASSERT_FALSE(cvc_tiled_desc_valid(&y, why, sizeof why));
+    UNIT_ASSERT_MENTIONS(why, "swizzle span");
+}
+
 static void test_fprop_2d_descriptors(void)
 {
     const cvc_entry e = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop");
@@ -524,6 +561,7 @@ int main(void)
         {"fprop 2D descriptors", test_fprop_2d_descriptors},
         {"fprop 3D descriptors", test_fprop_3d_descriptors},
         {"fprop element sizes", test_fprop_element_sizes},
+        {"output descriptor", test_output_descriptor},
         {"im2col rank is 3 to 5", test_im2col_rank_is_3_to_5},
         {"im2col extents up to 2^32", test_im2col_extents_up_to_2_32},
         {"im2col strides multiple of 16 below 2^40", test_im2col_strides_multiple_of_16_below_2_40},

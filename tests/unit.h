@@ -147,6 +147,8 @@ static inline cvc_entry unit_entry(const char *key)
     e.a_box_cols = e.k.tile_k;
     e.b_box_rows = e.k.tile_n / e.k.cluster_m;
     e.b_box_cols = e.k.tile_k;
+    e.y_box_rows = 64;
+    e.y_box_cols = 128 / (e.k.out == CONVCAT_F32 ? 4 : 2);
     e.swizzle_bytes = 128;
     return e;
 }

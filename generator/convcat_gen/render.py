@@ -66,7 +66,8 @@ def context(key: space.Key) -> dict:
         a_stage=cfg.a_stage_bytes, b_stage=cfg.b_stage_bytes, a_slice=cfg.a_box_rows,
         b_slice=cfg.b_box_rows, empty_arrivals=cfg.empty_arrivals, a_mask_base=a_mask,
         b_mask_base=b_mask, producer_regs=cfg.producer_regs, consumer_regs=cfg.consumer_regs,
-        wgmma_asm=asm, wgmma_outs=outs,
+        wgmma_asm=asm, wgmma_outs=outs, y_rows=cfg.y_box_rows, y_cols=cfg.y_box_cols,
+        epi_bytes=cfg.epi_bytes, out_bytes=space.ELEM_BYTES[key.out],
         pack_fn={"bf16": "cvc_pack_bf16x2", "f16": "cvc_pack_f16x2"}.get(key.out, ""),
         unpack_fn={"bf16": "cvc_unpack_bf16x2", "f16": "cvc_unpack_f16x2"}.get(key.out, ""))
 

@@ -41,7 +41,8 @@ SM90_THREADS = 384
 SM90_CONSUMERS = 2
 SM90_PRODUCER_REGS = 56
 SM90_CONSUMER_REGS = 224
-SM90_ACC_REG_BUDGET = 128    # f32 accumulators per consumer thread; the rest is addressing + epilogue
+SM90_ACC_REG_BUDGET = 128
+EPI_ROWS = 64                # rows of one epilogue store box (one m64 atom)    # f32 accumulators per consumer thread; the rest is addressing + epilogue
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -122,6 +123,9 @@ class Config:
     a_box_cols: int           # channelsPerPixel
     b_box_rows: int           # filter rows (output channels) of one B load
     b_box_cols: int           # channels of one B load
+    y_box_rows: int           # output rows of one epilogue TMA store
+    y_box_cols: int           # output columns of one epilogue TMA store (one 128-byte swizzle row)
+    epi_bytes: int            # shared memory of the epilogue's store buffers
     empty_arrivals: int       # arrivals that free one stage in one CTA
     producer_regs: int
     consumer_regs: int
@@ -140,8 +144,11 @@ def derive(key: Key) -> Config:
     a_stage = key.tile_m * key.tile_k * eb
     b_stage = key.tile_n * key.tile_k * eb
     barriers = 2 * key.stages * 8
+    # Epilogue: each consumer warpgroup stages its output through two
+    # 64-row x 128-byte buffers (one filling while TMA stores the other).
+    epi = SM90_CONSUMERS * 2 * EPI_ROWS * SWIZZLE_BYTES
     # 1024-B alignment slack: SW128 atoms must start on 1024-B boundaries.
-    smem = key.stages * (a_stage + b_stage) + barriers + 1024
+    smem = key.stages * (a_stage + b_stage) + epi + barriers + 1024
     return Config(
         key=key, threads=SM90_THREADS, consumers=SM90_CONSUMERS,
         wg_m=wg_m, wg_n=wg_n, split=split, atoms=max(wg_m // 64, 1),
@@ -150,6 +157,7 @@ def derive(key: Key) -> Config:
         a_stage_bytes=a_stage, b_stage_bytes=b_stage, smem_bytes=smem,
         a_box_rows=key.tile_m // key.cluster_n, a_box_cols=key.tile_k,
         b_box_rows=key.tile_n // key.cluster_m, b_box_cols=key.tile_k,
+        y_box_rows=EPI_ROWS, y_box_cols=SWIZZLE_BYTES // ELEM_BYTES[key.out], epi_bytes=epi,
         empty_arrivals=SM90_CONSUMERS * (key.cluster_m + key.cluster_n - 1),
         producer_regs=SM90_PRODUCER_REGS, consumer_regs=SM90_CONSUMER_REGS)
 
@@ -208,7 +216,7 @@ def _why_invalid(key: Key) -> str | None:
     limit = SMEM_OPTIN_BYTES[k.arch]
     if cfg.smem_bytes > limit:
         return (f"shared memory: {k.stages} stages x {(cfg.a_stage_bytes + cfg.b_stage_bytes) // 1024} KiB "
-                f"+ barriers = {cfg.smem_bytes} B > {limit} B")
+                f"+ {cfg.epi_bytes // 1024} KiB epilogue + barriers = {cfg.smem_bytes} B > {limit} B")
     # cluster and TMA boxes
     if (k.cluster_m, k.cluster_n) not in CLUSTERS:
         return f"cluster {k.cluster_m}x{k.cluster_n}: 1x1, 2x1, 1x2 or 2x2"

@@ -50,7 +50,7 @@ static convcat_status read_entry(const uint8_t *file, size_t file_size, uint64_t
     if (!fields_match)
         return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu (%s): index fields disagree with the key",
                         i, e->key);
-    if (!all_zero(r + 168, CVC_ENTRY_BYTES - 168))
+    if (!all_zero(r + 172, CVC_ENTRY_BYTES - 172))
         return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu (%s): reserved bytes are not zero", i, e->key);
     e->threads = rd16(r + 130);
     e->smem_bytes = (int)rd32(r + 132);
@@ -60,8 +60,11 @@ static convcat_status read_entry(const uint8_t *file, size_t file_size, uint64_t
     e->b_box_rows = rd16(r + 142);
     e->b_box_cols = rd16(r + 144);
     e->swizzle_bytes = rd16(r + 146);
+    e->y_box_rows = rd16(r + 168);
+    e->y_box_cols = rd16(r + 170);
     if (e->threads == 0 || e->threads > 1024 || e->smem_bytes < 0 || e->a_box_rows == 0 ||
-        e->a_box_cols == 0 || e->b_box_rows == 0 || e->b_box_cols == 0)
+        e->a_box_cols == 0 || e->b_box_rows == 0 || e->b_box_cols == 0 || e->y_box_rows == 0 ||
+        e->y_box_cols == 0)
         return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu (%s): launch or TMA box fields out of range",
                         i, e->key);
     const uint32_t crc = rd32(r + 148);

@@ -34,7 +34,8 @@
  * 148  u32 CRC-32 of the code blob
  * 152  u64 blob offset (from file start, 256-byte aligned, >= blobs offset)
  * 160  u64 blob size (a fatbin made by `fatbinary`)
- * 168  88 bytes reserved, zero
+ * 168  u16 output box rows  170 u16 output box columns (the epilogue's TMA store box)
+ * 172  84 bytes reserved, zero
  *
  * Blobs follow the index; each is one fatbin.
  * CRC-32 is the IEEE 802.3 polynomial (zlib's crc32).
@@ -46,7 +47,7 @@
 #include <stdint.h>
 
 #define CVC_MAGIC "CONVCAT"          /* 7 chars + NUL = 8 bytes */
-#define CVC_FORMAT_VERSION 1u
+#define CVC_FORMAT_VERSION 2u
 #define CVC_HEADER_BYTES 64u
 #define CVC_ENTRY_BYTES 256u
 #define CVC_KEY_BYTES 112u

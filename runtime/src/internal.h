@@ -45,7 +45,7 @@ typedef struct cvc_entry {
     char key[CVC_KEY_BYTES];
     cvc_key k;
     int threads, smem_bytes, registers;
-    int a_box_rows, a_box_cols, b_box_rows, b_box_cols, swizzle_bytes;
+    int a_box_rows, a_box_cols, b_box_rows, b_box_cols, y_box_rows, y_box_cols, swizzle_bytes;
     const uint8_t *code;
     size_t code_size;
     /* Lazily loaded code (context-independent CUlibrary / CUkernel). */
@@ -102,6 +102,9 @@ typedef struct cvc_tiled_desc {
 
 /* The descriptors of an fprop entry for a problem (pointers come at run time). */
 void cvc_tma_fprop(const cvc_entry *e, const convcat_problem *p, cvc_im2col_desc *a, cvc_tiled_desc *b);
+/* The output as the epilogue's TMA store sees it: a 2D (GEMM N, GEMM M) tensor
+ * of the output type, stored in boxes of the entry's output box. */
+void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, cvc_tiled_desc *y);
 /* Every TMA limit, with a reason for the first one broken. */
 bool cvc_im2col_desc_valid(const cvc_im2col_desc *d, char *why, size_t why_size);
 bool cvc_tiled_desc_valid(const cvc_tiled_desc *d, char *why, size_t why_size);

@@ -19,7 +19,7 @@ struct convcat_plan {
     convcat_problem problem;
     cvc_params params;           /* everything but the pointers and scalars of a run */
     cvc_im2col_desc a;
-    cvc_tiled_desc b;
+    cvc_tiled_desc b, y;
     CUkernel kernel;
     CUdevice device;
     int grid, cluster;
@@ -203,6 +203,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     pl->cluster = e->k.cluster_m * e->k.cluster_n;
     fill_params(e, p, &pl->params);
     cvc_tma_fprop(e, p, &pl->a, &pl->b);
+    cvc_tma_output(e, p, &pl->y);
     if ((st = size_grid(drv, pl, sms)) != CONVCAT_OK) {
         free(pl);
         return st;
@@ -268,9 +269,9 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
         return cvc_fail(CONVCAT_ERR_NO_DEVICE, "the plan was made for device %d; the current device is %d",
                         (int)pl->device, (int)dev);
 
-    CUtensorMap map_a, map_b;   /* _Alignas(128) in CUDA 13's cuda.h */
+    CUtensorMap map_a, map_b, map_y;   /* _Alignas(128) in CUDA 13's cuda.h */
     const cvc_im2col_desc *a = &pl->a;
-    const cvc_tiled_desc *b = &pl->b;
+    const cvc_tiled_desc *b = &pl->b, *y = &pl->y;
     st = cvc_cuda_check(drv->cuTensorMapEncodeIm2col(
                             &map_a, map_type(pl->problem.a_type), (cuuint32_t)a->rank, (void *)t->x, a->dims,
                             a->strides, a->lower, a->upper, a->channels_per_pixel, a->pixels_per_column,
@@ -284,6 +285,13 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
                                 map_swizzle(b->swizzle_bytes), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
                             "cuTensorMapEncodeTiled (filters)");
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuTensorMapEncodeTiled(
+                                &map_y, map_type(pl->problem.out_type), (cuuint32_t)y->rank, t->y, y->dims,
+                                y->strides, y->box, y->elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                map_swizzle(y->swizzle_bytes), CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                            "cuTensorMapEncodeTiled (output)");
     if (st != CONVCAT_OK)
         return st;
 
@@ -299,6 +307,6 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
                           .blockDimX = (unsigned)pl->e->threads, .blockDimY = 1, .blockDimZ = 1,
                           .sharedMemBytes = (unsigned)pl->e->smem_bytes, .hStream = (CUstream)stream,
                           .attrs = &attr, .numAttrs = pl->cluster > 1 ? 1 : 0};
-    void *args[] = {&map_a, &map_b, &params};
+    void *args[] = {&map_a, &map_b, &map_y, &params};
     return cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
 }

@@ -153,6 +153,10 @@ static convcat_status check_fprop(const cvc_entry *e, const convcat_problem *p, 
         REFUSE("activations: %s", tma_why);
     if (!cvc_tiled_desc_valid(&b, tma_why, sizeof tma_why))
         REFUSE("filters: %s", tma_why);
+    cvc_tiled_desc y;
+    cvc_tma_output(e, p, &y);
+    if (!cvc_tiled_desc_valid(&y, tma_why, sizeof tma_why))
+        REFUSE("output: %s", tma_why);
     return CONVCAT_OK;
 }
 

@@ -6,13 +6,14 @@
  *    SM; warpgroups 256 wide reach only 0.8 of it) and its operand load time
  *    (~100 GB/s per SM from L2, where small tiles sit), with a latency factor
  *    for shallow pipelines.  A 2-CTA cluster adds a fixed per-stage latency.
- *  - The prologue/epilogue cost grows with the tile's output bytes (the
- *    epilogue stores straight from registers).
+ *  - The prologue/epilogue cost grows with the tile's output bytes (staged
+ *    through shared memory and stored by TMA).
  *  - Nothing beats moving the tensors once through DRAM.
  * Constants were measured on the H200 (bench/bench.py, 2026-11-29,
  * BENCHMARKS.md): 787 TFLOP/s bf16 GEMM, 4.3 TB/s copy, and the per-stage /
- * per-tile costs fitted over the layer suite's 18 kernels per layer; on that
- * suite the top pick lands within 10% of the fastest kernel.
+ * per-tile costs fitted over the layer suite's 16-18 kernels per layer; on
+ * that suite the top pick lands within 10% of the fastest kernel (geomean
+ * 0.99 of the best).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -26,7 +27,7 @@
 #define MMA_EFF_N256 0.80                         /* ... for warpgroups 256 columns wide */
 #define LOAD_BYTES_PER_SM_US 100e3                /* operand bytes per SM per microsecond */
 #define CLUSTER_STAGE_US 0.035                    /* extra per-stage latency of a 2-CTA cluster */
-#define EPILOGUE_US_PER_KB 0.11                   /* per KiB of output tile */
+#define EPILOGUE_US_PER_KB 0.045                  /* per KiB of output tile */
 #define TILE_FIXED_US 0.3
 #define DRAM_BYTES_PER_US 4.3e6
 

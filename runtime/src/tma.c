@@ -62,6 +62,18 @@ void cvc_tma_fprop(const cvc_entry *e, const convcat_problem *p, cvc_im2col_desc
     b->swizzle_bytes = e->swizzle_bytes;
 }
 
+void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, cvc_tiled_desc *y)
+{
+    cvc_gemm g;
+    if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
+        g.m = g.n = 0;   /* the validator refuses zero extents */
+    *y = (cvc_tiled_desc){.rank = 2, .elem_bytes = cvc_dtype_bytes(p->out_type),
+                          .dims = {(uint64_t)g.n, (uint64_t)g.m},
+                          .box = {(uint32_t)e->y_box_cols, (uint32_t)e->y_box_rows},
+                          .elem_strides = {1, 1}, .swizzle_bytes = e->swizzle_bytes};
+    y->strides[0] = (uint64_t)g.n * (uint64_t)y->elem_bytes;
+}
+
 /* Extents and strides shared by both modes. */
 static bool layout_valid(int rank, int elem_bytes, const uint64_t *dims, const uint64_t *strides,
                          const uint32_t *elem_strides, char *why, size_t n)

@@ -5,9 +5,10 @@
  * to the kernel signature bumps CONVCAT_KERNEL_ABI, which the catalog header
  * records and the runtime checks before loading any code.
  *
- * Kernel signature (sm90a fprop):
- *   extern "C" __global__ void KEY(const __grid_constant__ CUtensorMap tmap_a,
- *                                  const __grid_constant__ CUtensorMap tmap_b,
+ * Kernel signature (every op and arch):
+ *   extern "C" __global__ void KEY(const __grid_constant__ CUtensorMap tmap_a,   A operand
+ *                                  const __grid_constant__ CUtensorMap tmap_b,   B operand
+ *                                  const __grid_constant__ CUtensorMap tmap_y,   output, stored by TMA
  *                                  const __grid_constant__ cvc_params p);
  */
 #ifndef CONVCAT_KERNEL_ABI_H
@@ -15,10 +16,10 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 1
+#define CONVCAT_KERNEL_ABI 2
 
 typedef struct cvc_params {
-    void *y;                 /* output, NZPQK, row stride ldy elements */
+    void *y;                 /* output, NZPQK, row stride ldy elements (stored through tmap_y) */
     const void *c;           /* residual added as beta*C (same layout as y), NULL when beta == 0 */
     int64_t ldy;             /* elements between consecutive GEMM rows of y and C */
     float alpha, beta;

@@ -68,6 +68,24 @@ CVC_DEV void cvc_mbar_wait(uint32_t bar, uint32_t parity)
                  ::"r"(bar), "r"(parity) : "memory");
 }
 
+/* ---- named barriers (§9.7.13.1) ------------------------------------------- */
+
+/* `threads` threads (a multiple of 32) meet at barrier `id` (0 is __syncthreads'). */
+CVC_DEV void cvc_bar_sync(uint32_t id, uint32_t threads)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+CVC_DEV void cvc_st_shared_u32(uint32_t addr, uint32_t v)
+{
+    asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+}
+
+CVC_DEV void cvc_st_shared_f32x2(uint32_t addr, float x, float y)
+{
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+
 /* ---- clusters (§9.7.13.3, special registers §10) -------------------------- */
 
 CVC_DEV uint32_t cvc_cluster_ctarank(void)

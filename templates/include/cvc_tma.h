@@ -124,4 +124,39 @@ CVC_DEV void cvc_tma_tile_5d(uint32_t dst, const cvc_tmap *m, uint32_t bar, int 
                      "r"(bar), "h"(mask) : "memory");
 }
 
+/* ---- tiled store, shared -> global, bulk-group completion (§9.7.9.25.5.2) ---
+ * Before it, every thread that wrote the source runs cvc_fence_proxy_async()
+ * and the writers meet at a barrier; then one thread stores and commits.
+ * Bulk groups belong to the issuing thread: it alone waits on them.  Elements
+ * past the tensor's upper bounds are not written (checked by the GPU suite's
+ * M/N tails). */
+
+CVC_DEV void cvc_fence_proxy_async(void)
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+CVC_DEV void cvc_tma_store_2d(const cvc_tmap *m, uint32_t src, int c0, int c1)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];"
+                 ::"l"(cvc_tmap_addr(m)), "r"(src), "r"(c0), "r"(c1) : "memory");
+}
+
+CVC_DEV void cvc_tma_store_commit(void)
+{
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+/* At most one committed group may still be reading its shared-memory source. */
+CVC_DEV void cvc_tma_store_wait_read1(void)
+{
+    asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+}
+
+/* Every committed group has completed, writes included. */
+CVC_DEV void cvc_tma_store_wait_all(void)
+{
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+
 #endif
