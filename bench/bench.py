@@ -116,6 +116,7 @@ class PlanInfo(ctypes.Structure):
 class Tensors(ctypes.Structure):
     _fields_ = [("x", ctypes.c_void_p), ("w", ctypes.c_void_p), ("y", ctypes.c_void_p), ("c", ctypes.c_void_p),
                 ("alpha", ctypes.c_float), ("beta", ctypes.c_float),
+                ("bias", ctypes.c_void_p), ("activation", ctypes.c_int),
                 ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_size_t)]
 
 
@@ -134,7 +135,7 @@ STRUCT_LAYOUT = {
                         out_type=108)),
     Candidate: (216, dict(ok=8, predicted_us=16, reason=24)),
     PlanInfo: (32, dict(grid=8, smem_bytes=20, workspace_bytes=24)),
-    Tensors: (56, dict(c=24, alpha=32, beta=36, workspace=40, workspace_bytes=48)),
+    Tensors: (72, dict(c=24, alpha=32, beta=36, bias=40, activation=48, workspace=56, workspace_bytes=64)),
     EntryInfo: (88, dict(arch=8, dims=16, tile_m=36, schedule=60, registers=72, code_bytes=80)),
 }
 C_NAMES = {Problem: "convcat_problem", Candidate: "convcat_candidate", PlanInfo: "convcat_plan_info",

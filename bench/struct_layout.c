@@ -18,7 +18,8 @@ int main(void)
     printf("\nconvcat_plan_info %zu", sizeof(convcat_plan_info));
     F(convcat_plan_info, grid); F(convcat_plan_info, smem_bytes); F(convcat_plan_info, workspace_bytes);
     printf("\nconvcat_tensors %zu", sizeof(convcat_tensors));
-    F(convcat_tensors, c); F(convcat_tensors, alpha); F(convcat_tensors, beta); F(convcat_tensors, workspace);
+    F(convcat_tensors, c); F(convcat_tensors, alpha); F(convcat_tensors, beta); F(convcat_tensors, bias);
+    F(convcat_tensors, activation); F(convcat_tensors, workspace);
     F(convcat_tensors, workspace_bytes);
     printf("\nconvcat_entry_info %zu", sizeof(convcat_entry_info));
     F(convcat_entry_info, arch); F(convcat_entry_info, dims); F(convcat_entry_info, tile_m);

@@ -5,7 +5,8 @@
  * One CUnit test per kernel, named by its key.  Each runs the kernel on ~20
  * problems of its dimensionality (1D/2D/3D; padding, asymmetric padding,
  * stride 2..8, dilation 2..3, M and N not multiples of the tile, C not a
- * multiple of the K tile, tiny and large, a residual with alpha/beta) on fresh
+ * multiple of the K tile, tiny and large, a residual with alpha/beta, fused
+ * bias and ReLU/GELU/SiLU) on fresh
  * random data with the output poisoned with NaN, and checks
  * ||y - ref|| / ||ref|| against the output type's bound and that no output
  * was left unwritten.  Without a GPU it exits 77 (skip) and says why.
@@ -23,14 +24,16 @@ typedef struct shape {
     int n, d, h, w, c, k, t, r, s;
     int lo[3], hi[3], stride[3], dil[3];   /* D, H, W */
     float alpha, beta;
+    int bias;                              /* a random per-channel bias */
+    convcat_activation act;
 } shape;
 
 #define P2(n, h, w, c, k, r, s, lh, lw, hh, hw, sh, sw, dh, dw) \
-    {n, 1, h, w, c, k, 1, r, s, {0, lh, lw}, {0, hh, hw}, {1, sh, sw}, {1, dh, dw}, 1.0f, 0.0f}
+    {n, 1, h, w, c, k, 1, r, s, {0, lh, lw}, {0, hh, hw}, {1, sh, sw}, {1, dh, dw}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}
 #define P1(n, w, c, k, s, l, h, st, dl) \
-    {n, 1, 1, w, c, k, 1, 1, s, {0, 0, l}, {0, 0, h}, {1, 1, st}, {1, 1, dl}, 1.0f, 0.0f}
+    {n, 1, 1, w, c, k, 1, 1, s, {0, 0, l}, {0, 0, h}, {1, 1, st}, {1, 1, dl}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}
 #define P3(n, d, h, w, c, k, t, r, s, pad, st, dl) \
-    {n, d, h, w, c, k, t, r, s, {pad, pad, pad}, {pad, pad, pad}, {st, st, st}, {dl, dl, dl}, 1.0f, 0.0f}
+    {n, d, h, w, c, k, t, r, s, {pad, pad, pad}, {pad, pad, pad}, {st, st, st}, {dl, dl, dl}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}
 
 static const shape shapes_2d[] = {
     P2(1, 3, 3, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),          /* tiny */
@@ -55,7 +58,11 @@ static const shape shapes_2d[] = {
     P2(1, 33, 33, 64, 192, 3, 3, 1, 1, 1, 1, 3, 3, 1, 1),     /* stride 3 */
     P2(2, 31, 31, 32, 64, 3, 3, 1, 1, 1, 1, 8, 8, 1, 1),      /* stride 8 */
     P2(1, 1, 1, 8, 8, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),          /* M = 1 */
-    {2, 1, 16, 16, 64, 64, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f}, /* residual */
+    {2, 1, 16, 16, 64, 64, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE}, /* residual */
+    /* fused epilogues: bias, activations, with and without a residual; N and M tails */
+    {2, 1, 9, 11, 64, 72, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 1, CONVCAT_ACT_RELU},
+    {2, 1, 9, 11, 64, 136, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 1.0f, 1, CONVCAT_ACT_GELU},
+    {1, 1, 13, 7, 32, 200, 1, 1, 1, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_SILU},
 };
 
 static const shape shapes_1d[] = {
@@ -80,7 +87,10 @@ static const shape shapes_1d[] = {
     P1(1, 1089, 64, 192, 3, 1, 1, 3, 1),     /* stride 3 */
     P1(2, 961, 32, 64, 3, 1, 1, 8, 1),       /* stride 8 */
     P1(1, 1, 8, 8, 1, 0, 0, 1, 1),           /* M = 1 */
-    {2, 1, 1, 256, 64, 64, 1, 1, 3, {0, 0, 1}, {0, 0, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f}, /* residual */
+    {2, 1, 1, 256, 64, 64, 1, 1, 3, {0, 0, 1}, {0, 0, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE}, /* residual */
+    {2, 1, 1, 99, 64, 72, 1, 1, 3, {0, 0, 1}, {0, 0, 1}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 1, CONVCAT_ACT_RELU},
+    {2, 1, 1, 99, 64, 136, 1, 1, 3, {0, 0, 1}, {0, 0, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 1.0f, 1, CONVCAT_ACT_GELU},
+    {1, 1, 1, 91, 32, 200, 1, 1, 1, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_SILU},
 };
 
 static const shape shapes_3d[] = {
@@ -101,9 +111,12 @@ static const shape shapes_3d[] = {
     P3(1, 10, 17, 17, 64, 192, 3, 3, 3, 1, 3, 1),    /* stride 3 */
     P3(1, 1, 1, 1, 8, 8, 1, 1, 1, 0, 1, 1),          /* M = 1 */
     P3(1, 12, 12, 12, 32, 32, 3, 3, 3, 3, 1, 3),     /* dilation 3 */
-    {2, 4, 9, 11, 24, 32, 3, 3, 3, {0, 1, 2}, {2, 1, 0}, {1, 2, 1}, {2, 1, 1}, 1.0f, 0.0f}, /* mixed */
-    {1, 6, 10, 10, 32, 48, 2, 3, 4, {1, 1, 2}, {0, 1, 1}, {2, 1, 3}, {1, 2, 1}, 1.0f, 0.0f}, /* even taps */
-    {2, 4, 8, 8, 64, 64, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f}, /* residual */
+    {2, 4, 9, 11, 24, 32, 3, 3, 3, {0, 1, 2}, {2, 1, 0}, {1, 2, 1}, {2, 1, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}, /* mixed */
+    {1, 6, 10, 10, 32, 48, 2, 3, 4, {1, 1, 2}, {0, 1, 1}, {2, 1, 3}, {1, 2, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}, /* even taps */
+    {2, 4, 8, 8, 64, 64, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE}, /* residual */
+    {1, 3, 5, 7, 64, 72, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 1, CONVCAT_ACT_RELU},
+    {1, 3, 5, 7, 64, 136, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 1.0f, 1, CONVCAT_ACT_GELU},
+    {1, 2, 6, 7, 32, 200, 1, 1, 1, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_SILU},
 };
 
 static const convcat_catalog *catalog;
@@ -140,7 +153,8 @@ static void check_one(size_t index, const convcat_entry_info *e, const shape *sh
         return;
     }
     cvc_verify v;
-    const convcat_status st = cvc_verify_run(catalog, &p, index, seed, sh->alpha, sh->beta, CVC_SABOTAGE_NONE, &v);
+    const cvc_epilogue epi = {.alpha = sh->alpha, .beta = sh->beta, .bias = sh->bias, .activation = sh->act};
+    const convcat_status st = cvc_verify_run(catalog, &p, index, seed, &epi, CVC_SABOTAGE_NONE, &v);
     if (st != CONVCAT_OK || !v.passed) {
         ++failures;
         if (st != CONVCAT_OK)
@@ -164,14 +178,15 @@ static void test_checker_catches_one_bad_element(void)
     const shape *sh = e.dims == 1 ? &shapes_1d[8] : e.dims == 2 ? &shapes_2d[8] : &shapes_3d[7];
     convcat_problem p = problem_for(&e, sh);
     cvc_verify v;
-    CU_ASSERT_EQUAL_FATAL(cvc_verify_run(catalog, &p, first_kernel, base_seed, 1.0f, 0.0f, CVC_SABOTAGE_NONE, &v),
+    const cvc_epilogue plain = {.alpha = 1.0f};
+    CU_ASSERT_EQUAL_FATAL(cvc_verify_run(catalog, &p, first_kernel, base_seed, &plain, CVC_SABOTAGE_NONE, &v),
                           CONVCAT_OK);
     CU_ASSERT_TRUE(v.passed);
-    CU_ASSERT_EQUAL(cvc_verify_run(catalog, &p, first_kernel, base_seed, 1.0f, 0.0f, CVC_SABOTAGE_UNWRITTEN, &v),
+    CU_ASSERT_EQUAL(cvc_verify_run(catalog, &p, first_kernel, base_seed, &plain, CVC_SABOTAGE_UNWRITTEN, &v),
                     CONVCAT_OK);
     CU_ASSERT_FALSE(v.passed);
     CU_ASSERT_EQUAL(v.nonfinite, 1);
-    CU_ASSERT_EQUAL(cvc_verify_run(catalog, &p, first_kernel, base_seed, 1.0f, 0.0f, CVC_SABOTAGE_WRONG, &v),
+    CU_ASSERT_EQUAL(cvc_verify_run(catalog, &p, first_kernel, base_seed, &plain, CVC_SABOTAGE_WRONG, &v),
                     CONVCAT_OK);
     CU_ASSERT_FALSE(v.passed);
     CU_ASSERT_EQUAL(v.outliers, 1);

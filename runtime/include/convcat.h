@@ -197,12 +197,25 @@ CONVCAT_API convcat_status convcat_plan_info_get(const convcat_plan *plan, convc
 
 CONVCAT_API void convcat_plan_destroy(convcat_plan *plan);
 
+/** Activations the epilogue can apply (fprop). */
+typedef enum convcat_activation {
+    CONVCAT_ACT_NONE = 0,
+    CONVCAT_ACT_RELU = 1,   /**< max(v, 0) */
+    CONVCAT_ACT_GELU = 2,   /**< v * Phi(v), the exact (erf) form */
+    CONVCAT_ACT_SILU = 3    /**< v / (1 + exp(-v)) */
+} convcat_activation;
+
 /**
  * Device tensors, always in forward terms: fprop reads x and w and writes y;
  * (dgrad reads y = dy and w, writes x = dx; wgrad reads y = dy and x, writes
- * w = dw).  The output becomes alpha * conv + beta * c, where `c` has the
- * output's shape and type and is not read when beta == 0.  Pointers are
- * 16-byte aligned device addresses.
+ * w = dw).  The output becomes
+ *
+ *     act(alpha * conv + bias[k] + beta * c)
+ *
+ * where `bias` (may be NULL) holds one value per output channel in the
+ * output's type, `c` has the output's shape and type and is not read when
+ * beta == 0, and `act` is `activation`.  Pointers are 16-byte aligned
+ * device addresses.
  */
 typedef struct convcat_tensors {
     const void *x;
@@ -210,6 +223,8 @@ typedef struct convcat_tensors {
     void *y;
     const void *c;
     float alpha, beta;
+    const void *bias;
+    convcat_activation activation;
     void *workspace;
     size_t workspace_bytes;
 } convcat_tensors;

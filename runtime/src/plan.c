@@ -248,6 +248,9 @@ static CUtensorMapSwizzle map_swizzle(int bytes)
 
 static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 
+_Static_assert((int)CVC_ACT_RELU == (int)CONVCAT_ACT_RELU && (int)CVC_ACT_GELU == (int)CONVCAT_ACT_GELU &&
+                   (int)CVC_ACT_SILU == (int)CONVCAT_ACT_SILU, "kernel ABI and public activations agree");
+
 convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t, void *stream)
 {
     if (!pl || !t)
@@ -258,6 +261,10 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
         return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_plan_run: beta is %g but c is NULL", (double)t->beta);
     if (!aligned16(t->x) || !aligned16(t->w) || !aligned16(t->y) || (t->beta != 0.0f && !aligned16(t->c)))
         return cvc_fail(CONVCAT_ERR_MISALIGNED, "convcat_plan_run: x, w, y (and c) must be 16-byte aligned");
+    if (!aligned16(t->bias))
+        return cvc_fail(CONVCAT_ERR_MISALIGNED, "convcat_plan_run: bias must be 16-byte aligned");
+    if ((unsigned)t->activation > CONVCAT_ACT_SILU)
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_plan_run: unknown activation %d", (int)t->activation);
     const cvc_driver *drv;
     convcat_status st = cvc_driver_get(&drv);
     if (st != CONVCAT_OK)
@@ -300,6 +307,8 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
     params.c = t->beta != 0.0f ? t->c : NULL;
     params.alpha = t->alpha;
     params.beta = t->beta;
+    params.bias = t->bias;
+    params.activation = (int32_t)t->activation;
     CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
     attr.value.clusterDim.x = (unsigned)pl->cluster;
     attr.value.clusterDim.y = attr.value.clusterDim.z = 1;

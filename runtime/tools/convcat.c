@@ -4,7 +4,7 @@
  *   convcat [--catalog PATH] info KEY
  *   convcat [--catalog PATH] query PROBLEM [--arch A] [--all]
  *   convcat [--catalog PATH] run KEY|auto PROBLEM [--verify] [--time N] [--device N]
- *                                          [--alpha A] [--beta B] [--seed S]
+ *                                          [--alpha A] [--beta B] [--bias] [--act ACT] [--seed S]
  *
  * PROBLEM flags follow cutlass_profiler's names: --n --d --h --w --c --k --t --r --s
  * --pad_d --pad_h --pad_w (both sides; --pad_X_hi overrides the high side)
@@ -37,8 +37,10 @@ static const char usage[] =
     "  list [--arch A] [--op O] [--dims D] [--dtype T] [--match TEXT]   the catalog's kernels\n"
     "  info KEY                                                      one kernel's index entry\n"
     "  query PROBLEM [--arch A] [--all]        kernels that can run PROBLEM, ranked; why not the rest\n"
-    "  run KEY|auto PROBLEM [--verify] [--time N] [--device N] [--alpha A] [--beta B] [--seed S]\n"
+    "  run KEY|auto PROBLEM [--verify] [--time N] [--device N] [--alpha A] [--beta B] [--bias]\n"
+    "                       [--act relu|gelu|silu] [--seed S]\n"
     "                                          run on the GPU; --verify checks against a reference\n"
+    "                                          of act(alpha * conv + bias + beta * C), random bias and C\n"
     "\n"
     "PROBLEM: --n --d --h --w --c --k --t --r --s  extents (x: NDHWC, w: KTRSC), default 1\n"
     "         --pad_d --pad_h --pad_w [--pad_d_hi --pad_h_hi --pad_w_hi]  padding (default 0)\n"
@@ -90,7 +92,8 @@ typedef struct opts {
     convcat_problem p;
     int dims_given, any_3d, pad_hi_given[3];
     /* command options */
-    int arch, all, verify, time_iters, device, seed;
+    int arch, all, verify, bias, time_iters, device, seed;
+    convcat_activation act;
     float alpha, beta;
     int op_filter, dims_filter, dtype_filter;
     const char *match;
@@ -169,6 +172,14 @@ static int set_flag(opts *o, const char *flag, const char *val)
         if (!*val || *end)
             return fail(2, "--alpha/--beta needs a number, not %s", val);
         *(flag[0] == 'a' ? &o->alpha : &o->beta) = f;
+    } else if (strcmp(flag, "act") == 0) {
+        static const char *const acts[] = {"none", "relu", "gelu", "silu"};
+        o->act = (convcat_activation)-1;
+        for (int a = 0; a < 4; ++a)
+            if (strcmp(val, acts[a]) == 0)
+                o->act = (convcat_activation)a;
+        if ((int)o->act < 0)
+            return fail(2, "--act is none, relu, gelu or silu, not %s", val);
     } else if (strcmp(flag, "match") == 0) {
         o->match = val;
     } else {
@@ -190,8 +201,8 @@ static int parse_args(int argc, char **argv, opts *o, char **pos, int max_pos, i
             continue;
         }
         a += 2;
-        if (strcmp(a, "all") == 0 || strcmp(a, "verify") == 0) {
-            *(a[0] == 'a' ? &o->all : &o->verify) = 1;
+        if (strcmp(a, "all") == 0 || strcmp(a, "verify") == 0 || strcmp(a, "bias") == 0) {
+            *(a[0] == 'a' ? &o->all : a[0] == 'v' ? &o->verify : &o->bias) = 1;
             continue;
         }
         char flag[64];
@@ -335,7 +346,8 @@ static int cmd_run(const convcat_catalog *cat, const char *which, const opts *o)
     int code = 0;
     if (o->verify || !o->time_iters) {
         cvc_verify v;
-        st = cvc_verify_run(cat, &o->p, index, (unsigned)o->seed, o->alpha, o->beta, CVC_SABOTAGE_NONE, &v);
+        const cvc_epilogue epi = {.alpha = o->alpha, .beta = o->beta, .bias = o->bias, .activation = o->act};
+        st = cvc_verify_run(cat, &o->p, index, (unsigned)o->seed, &epi, CVC_SABOTAGE_NONE, &v);
         if (st != CONVCAT_OK)
             return fail_status("run", st);
         convcat_entry_info e;

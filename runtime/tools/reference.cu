@@ -5,7 +5,7 @@
 //                  every tap bounds-checked against the unpadded input
 // cvc_ref_compare  sum (y - e)^2, sum e^2, the count of non-finite y and the
 //                  count of outliers |y - e| > rel * (|e| + rms), where
-//                  e = alpha * ref + beta * c (rel = 0: no outlier count)
+//                  e = act(alpha * ref + bias[k] + beta * c) (rel = 0: no outlier count)
 //
 // Loaded by the tools through the driver API (cuModuleLoadData), never by
 // the library.  Types are convcat_dtype values: 1 f16, 2 bf16, 4 f32.
@@ -87,15 +87,26 @@ extern "C" __global__ void cvc_ref_fprop(const void *x, const void *w, float *ou
     }
 }
 
+__device__ float activate(float v, int act)
+{
+    switch (act) {
+    case 1: return v > 0.0f ? v : 0.0f;                               // ReLU
+    case 2: return 0.5f * v * (1.0f + erff(v * 0.70710678118f));      // GELU (erf)
+    case 3: return v / (1.0f + expf(-v));                             // SiLU
+    default: return v;
+    }
+}
+
 extern "C" __global__ void cvc_ref_compare(const void *y, int y_type, const float *ref, const void *c,
-                                           float alpha, float beta, long long n, float rms, float rel,
-                                           double *sums)
+                                           const void *bias, int k, int act, float alpha, float beta,
+                                           long long n, float rms, float rel, double *sums)
 {
     __shared__ double part[4][256];
     double err = 0.0, norm = 0.0, bad = 0.0, outliers = 0.0;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x) {
-        const float e = alpha * ref[i] + (beta != 0.0f ? beta * load(c, i, y_type) : 0.0f);
+        const float e = activate(alpha * ref[i] + (bias ? load(bias, i % k, y_type) : 0.0f) +
+                                 (beta != 0.0f ? beta * load(c, i, y_type) : 0.0f), act);
         const float v = load(y, i, y_type);
         if (!isfinite(v)) {
             bad += 1.0;

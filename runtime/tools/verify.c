@@ -77,13 +77,13 @@ static convcat_status fill(const cvc_driver *drv, const reference *ref, CUdevice
 }
 
 typedef struct buffers {
-    CUdeviceptr x, w, y, c, ref, sums;
+    CUdeviceptr x, w, y, c, bias, ref, sums;
     long long nx, nw, ny;
 } buffers;
 
 static void free_buffers(const cvc_driver *drv, buffers *b)
 {
-    CUdeviceptr *all[] = {&b->x, &b->w, &b->y, &b->c, &b->ref, &b->sums};
+    CUdeviceptr *all[] = {&b->x, &b->w, &b->y, &b->c, &b->bias, &b->ref, &b->sums};
     for (size_t i = 0; i < CVC_ARRAY_LEN(all); ++i)
         if (*all[i])
             drv->cuMemFree(*all[i]);
@@ -95,9 +95,9 @@ static convcat_status alloc(const cvc_driver *drv, CUdeviceptr *p, size_t bytes,
     return cvc_cuda_check(drv->cuMemAlloc(p, bytes ? bytes : 16), what);
 }
 
-/* Allocate x, w, y (and c, ref) for p and fill x, w, c with fresh random data. */
+/* Allocate x, w, y (and c, bias, ref) for p and fill x, w, c, bias with fresh random data. */
 static convcat_status make_buffers(const cvc_driver *drv, const reference *ref, const convcat_problem *p,
-                                   unsigned seed, int with_c, int with_ref, buffers *b)
+                                   unsigned seed, int with_c, int with_bias, int with_ref, buffers *b)
 {
     cvc_gemm g;
     char why[192];
@@ -115,6 +115,8 @@ static convcat_status make_buffers(const cvc_driver *drv, const reference *ref, 
         st = alloc(drv, &b->y, (size_t)b->ny * ob, "allocating y");
     if (st == CONVCAT_OK && with_c)
         st = alloc(drv, &b->c, (size_t)b->ny * ob, "allocating c");
+    if (st == CONVCAT_OK && with_bias)
+        st = alloc(drv, &b->bias, (size_t)g.n * ob, "allocating the bias");
     if (st == CONVCAT_OK && with_ref)
         st = alloc(drv, &b->ref, (size_t)b->ny * sizeof(float), "allocating the reference");
     if (st == CONVCAT_OK && with_ref)
@@ -125,6 +127,8 @@ static convcat_status make_buffers(const cvc_driver *drv, const reference *ref, 
         st = fill(drv, ref, b->w, b->nw, p->b_type, seed + 1);
     if (st == CONVCAT_OK && with_c)
         st = fill(drv, ref, b->c, b->ny, p->out_type, seed + 2);
+    if (st == CONVCAT_OK && with_bias)
+        st = fill(drv, ref, b->bias, g.n, p->out_type, seed + 3);
     /* Poison: all-ones bytes are NaN in f16, bf16 and f32. */
     if (st == CONVCAT_OK)
         st = cvc_cuda_check(drv->cuMemsetD32(b->y, 0xFFFFFFFFu, (size_t)b->ny * ob / 4), "poisoning y");
@@ -161,16 +165,17 @@ static convcat_status sabotage_output(const cvc_driver *drv, CUdeviceptr y, long
 }
 
 static convcat_status compare(const cvc_driver *drv, const reference *ref, const buffers *b,
-                              const convcat_problem *p, float alpha, float beta, float rms, float rel,
+                              const convcat_problem *p, const cvc_epilogue *epi, float rms, float rel,
                               double sums[4])
 {
     memset(sums, 0, 4 * sizeof *sums);
     convcat_status st = cvc_cuda_check(drv->cuMemcpyHtoD(b->sums, sums, 4 * sizeof *sums), "clearing sums");
     if (st == CONVCAT_OK) {
-        int yt = (int)p->out_type;
+        int yt = (int)p->out_type, k = p->k, act = (int)epi->activation;
         long long n = b->ny;
-        CUdeviceptr y = b->y, r = b->ref, c = b->c, out = b->sums;
-        void *args[] = {&y, &yt, &r, &c, &alpha, &beta, &n, &rms, &rel, &out};
+        float alpha = epi->alpha, beta = epi->beta;
+        CUdeviceptr y = b->y, r = b->ref, c = b->c, bias = b->bias, out = b->sums;
+        void *args[] = {&y, &yt, &r, &c, &bias, &k, &act, &alpha, &beta, &n, &rms, &rel, &out};
         st = cvc_cuda_check(drv->cuLaunchKernel(ref->compare, grid_for(n), 1, 1, 256, 1, 1, 0, NULL, args, NULL),
                             "cvc_ref_compare");
     }
@@ -182,7 +187,7 @@ static convcat_status compare(const cvc_driver *drv, const reference *ref, const
 /* The driver, the reference kernels, a plan for p (entry index or CONVCAT_AUTO,
  * the chosen one in *chosen) and its buffers.  On failure nothing is left to free. */
 static convcat_status prepare(const convcat_catalog *cat, const convcat_problem *p, size_t index, unsigned seed,
-                              int with_c, int with_ref, const cvc_driver **drv, reference *ref,
+                              int with_c, int with_bias, int with_ref, const cvc_driver **drv, reference *ref,
                               convcat_plan **plan, buffers *b, size_t *chosen)
 {
     convcat_status st = cvc_driver_get(drv);
@@ -195,7 +200,7 @@ static convcat_status prepare(const convcat_catalog *cat, const convcat_problem 
     convcat_plan_info info;
     convcat_plan_info_get(*plan, &info);
     *chosen = info.index;
-    if ((st = make_buffers(*drv, ref, p, seed, with_c, with_ref, b)) != CONVCAT_OK) {
+    if ((st = make_buffers(*drv, ref, p, seed, with_c, with_bias, with_ref, b)) != CONVCAT_OK) {
         convcat_plan_destroy(*plan);
         *plan = NULL;
     }
@@ -203,18 +208,20 @@ static convcat_status prepare(const convcat_catalog *cat, const convcat_problem 
 }
 
 convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem *p, size_t index,
-                              unsigned seed, float alpha, float beta, cvc_sabotage sabotage, cvc_verify *out)
+                              unsigned seed, const cvc_epilogue *epi, cvc_sabotage sabotage, cvc_verify *out)
 {
     const cvc_driver *drv;
     reference ref;
     buffers b;
     convcat_plan *plan = NULL;
     memset(out, 0, sizeof *out);
-    convcat_status st = prepare(cat, p, index, seed, beta != 0.0f, 1, &drv, &ref, &plan, &b, &out->index);
+    convcat_status st = prepare(cat, p, index, seed, epi->beta != 0.0f, epi->bias, 1, &drv, &ref, &plan, &b,
+                                &out->index);
     if (st != CONVCAT_OK)
         return st;
     convcat_tensors t = {.x = (const void *)b.x, .w = (const void *)b.w, .y = (void *)b.y,
-                         .c = (const void *)b.c, .alpha = alpha, .beta = beta};
+                         .c = (const void *)b.c, .alpha = epi->alpha, .beta = epi->beta,
+                         .bias = (const void *)b.bias, .activation = epi->activation};
     st = convcat_plan_run(plan, &t, NULL);
     if (st == CONVCAT_OK)
         st = cvc_cuda_check(drv->cuCtxSynchronize(), "the convcat kernel");
@@ -234,10 +241,10 @@ convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem 
     double sums[4];
     tolerances(p->out_type, &out->tolerance, &out->elem_tolerance);
     if (st == CONVCAT_OK)
-        st = compare(drv, &ref, &b, p, alpha, beta, 0.0f, 0.0f, sums);
+        st = compare(drv, &ref, &b, p, epi, 0.0f, 0.0f, sums);
     const double rms = __builtin_sqrt(sums[1] / (double)b.ny);
     if (st == CONVCAT_OK)
-        st = compare(drv, &ref, &b, p, alpha, beta, (float)rms, (float)out->elem_tolerance, sums);
+        st = compare(drv, &ref, &b, p, epi, (float)rms, (float)out->elem_tolerance, sums);
     if (st == CONVCAT_OK) {
         out->rel_err = sums[1] > 0 ? __builtin_sqrt(sums[0] / sums[1]) : __builtin_sqrt(sums[0]);
         out->nonfinite = (long long)sums[2];
@@ -264,7 +271,7 @@ convcat_status cvc_time_run(const convcat_catalog *cat, const convcat_problem *p
     convcat_plan *plan = NULL;
     CUevent ev[2] = {NULL, NULL};
     float *ms = NULL;
-    convcat_status st = prepare(cat, p, index, 1234, 0, 0, &drv, &ref, &plan, &b, index_out);
+    convcat_status st = prepare(cat, p, index, 1234, 0, 0, 0, &drv, &ref, &plan, &b, index_out);
     if (st != CONVCAT_OK)
         return st;
     convcat_tensors t = {.x = (const void *)b.x, .w = (const void *)b.w, .y = (void *)b.y, .alpha = 1.0f};

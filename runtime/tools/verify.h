@@ -26,12 +26,19 @@ typedef enum cvc_sabotage {
  * CONVCAT_ERR_NO_DEVICE (with convcat_last_error()) where there is no GPU. */
 convcat_status cvc_verify_device(int ordinal, char *name, size_t name_size);
 
+/* What the epilogue adds to the convolution: act(alpha * conv + bias + beta * c). */
+typedef struct cvc_epilogue {
+    float alpha, beta;
+    int bias;                      /* 1: a random per-channel bias */
+    convcat_activation activation;
+} cvc_epilogue;
+
 /* Plan (index or CONVCAT_AUTO), run once and compare.  Errors of the plan or
  * the launch are returned as they are; a wrong answer is CONVCAT_OK with
  * out->passed == 0.  `sabotage` damages one output element (seeded position)
  * between the kernel and the comparison. */
 convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem *p, size_t index,
-                              unsigned seed, float alpha, float beta, cvc_sabotage sabotage,
+                              unsigned seed, const cvc_epilogue *epi, cvc_sabotage sabotage,
                               cvc_verify *out);
 
 /* Median milliseconds of `iters` launches of a plan for p (after warm-up), on

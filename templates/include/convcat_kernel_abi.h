@@ -16,11 +16,15 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 2
+#define CONVCAT_KERNEL_ABI 3
+
+/* Epilogue activations; the values are convcat_activation's (convcat.h). */
+enum { CVC_ACT_NONE = 0, CVC_ACT_RELU = 1, CVC_ACT_GELU = 2, CVC_ACT_SILU = 3 };
 
 typedef struct cvc_params {
     void *y;                 /* output, NZPQK, row stride ldy elements (stored through tmap_y) */
     const void *c;           /* residual added as beta*C (same layout as y), NULL when beta == 0 */
+    const void *bias;        /* per output channel, the output's type; NULL: none */
     int64_t ldy;             /* elements between consecutive GEMM rows of y and C */
     float alpha, beta;
     int32_t gemm_m;          /* N*Z*P*Q */
@@ -35,7 +39,8 @@ typedef struct cvc_params {
     int32_t filt_s, filt_r, filt_t;       /* filter extents S (W), R (H), T (D) */
     int32_t cluster_tiles_m;              /* ceil(tiles_m / cluster_m) */
     int32_t cluster_tiles_n;              /* ceil(tiles_n / cluster_n) */
-    int32_t reserved[4];
+    int32_t activation;                   /* CVC_ACT_*: applied last */
+    int32_t reserved[3];
 } cvc_params;
 
 #endif

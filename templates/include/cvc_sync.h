@@ -81,6 +81,13 @@ CVC_DEV void cvc_st_shared_u32(uint32_t addr, uint32_t v)
     asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }
 
+CVC_DEV uint32_t cvc_ld_shared_u32(uint32_t addr)
+{
+    uint32_t v;
+    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+    return v;
+}
+
 CVC_DEV void cvc_st_shared_f32x2(uint32_t addr, float x, float y)
 {
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
