@@ -159,8 +159,20 @@ class Validity(unittest.TestCase):
         self.assertInvalid(variant(BF16, arch="sm80"), "unknown arch sm80")
         self.assertInvalid(variant(BF16, op="dgrad"), "no sm90a dgrad template yet")
         self.assertInvalid(variant(BF16, op="wgrad"), "no sm90a wgrad template yet")
-        self.assertInvalid(variant(BF16, schedule="pingpong"), "schedule pingpong")
+        self.assertInvalid(variant(BF16, schedule="rr"), "schedule rr")
         self.assertInvalid(variant(BF16, dims=4), "dims 4")
+
+    def test_pingpong_gives_each_warpgroup_the_whole_tile(self):
+        k = variant(BF16, schedule="pingpong")
+        self.assertValid(k)
+        c = space.derive(k)
+        self.assertEqual((c.split, c.wg_m, c.wg_n, c.atoms, c.acc_regs), ("none", 128, 128, 2, 128))
+        self.assertEqual(c.empty_arrivals, 1)   # only the warpgroup whose tile it is frees a stage
+        self.assertEqual(space.derive(variant(BF16, schedule="pingpong", cluster_m=2)).empty_arrivals, 2)
+        self.assertEqual(space.derive(variant(BF16)).empty_arrivals, 2)   # coop: both warpgroups
+        # A whole 128x256 tile is 256 accumulators per thread: over the budget for one warpgroup.
+        self.assertInvalid(variant(BF16, schedule="pingpong", tile_n=256), "register budget: 256")
+        self.assertValid(variant(BF16, schedule="pingpong", tile_m=64, tile_n=256))
 
     def test_stages(self):
         self.assertValid(variant(BF16, tile_m=64, tile_n=64, stages=2))

@@ -112,7 +112,8 @@ class Config:
     consumers: int            # consumer warpgroups
     wg_m: int                 # rows of C per consumer warpgroup
     wg_n: int                 # columns of C per consumer warpgroup
-    split: str                # "m": consumers split the tile's rows, "n": its columns
+    split: str                # coop: "m" consumers split the tile's rows, "n" its columns;
+                              # pingpong: "none", each consumer computes whole tiles in turn
     atoms: int                # m64 wgmma row atoms per consumer
     acc_regs: int             # f32 accumulator registers per consumer thread
     k_steps: int              # k16 wgmma steps per stage
@@ -132,7 +133,9 @@ class Config:
 
 
 def _sm90_layout(key: Key):
-    """Split the CTA tile between the two consumer warpgroups."""
+    """Split the CTA tile between the two consumer warpgroups (coop), or not (pingpong)."""
+    if key.schedule == "pingpong":
+        return "none", key.tile_m, key.tile_n
     if key.tile_m >= 128:
         return "m", key.tile_m // 2, key.tile_n
     return "n", key.tile_m, key.tile_n // 2
@@ -158,7 +161,8 @@ def derive(key: Key) -> Config:
         a_box_rows=key.tile_m // key.cluster_n, a_box_cols=key.tile_k,
         b_box_rows=key.tile_n // key.cluster_m, b_box_cols=key.tile_k,
         y_box_rows=EPI_ROWS, y_box_cols=SWIZZLE_BYTES // ELEM_BYTES[key.out], epi_bytes=epi,
-        empty_arrivals=SM90_CONSUMERS * (key.cluster_m + key.cluster_n - 1),
+        # coop: both consumers release each stage; pingpong: the one whose tile it is.
+        empty_arrivals=(1 if split == "none" else SM90_CONSUMERS) * (key.cluster_m + key.cluster_n - 1),
         producer_regs=SM90_PRODUCER_REGS, consumer_regs=SM90_CONSUMER_REGS)
 
 
@@ -191,8 +195,8 @@ def _why_invalid(key: Key) -> str | None:
     if k.out not in (k.a, "f32"):
         return f"output {k.out}: an {k.a} kernel writes {k.a} or f32"
     # schedule
-    if k.schedule != "coop":
-        return f"schedule {k.schedule}: the sm90a fprop template implements coop only"
+    if k.schedule not in SCHEDULES:
+        return f"schedule {k.schedule}: coop or pingpong"
     # tile
     eb = ELEM_BYTES[k.a]
     if k.tile_k * eb != SWIZZLE_BYTES:

@@ -81,6 +81,12 @@ CVC_DEV void cvc_st_shared_u32(uint32_t addr, uint32_t v)
     asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }
 
+/* Arrive at barrier `id` without waiting (the other side bar.syncs on it). */
+CVC_DEV void cvc_bar_arrive(uint32_t id, uint32_t threads)
+{
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 CVC_DEV uint32_t cvc_ld_shared_u32(uint32_t addr)
 {
     uint32_t v;
