@@ -170,6 +170,8 @@ class Convcat:
             "convcat_status_string": [ctypes.c_int],
             "convcat_last_error": [],
             "convcat_device_arch": [P(ctypes.c_int), P(ctypes.c_int)],
+            "convcat_autotune": [ctypes.c_void_p, P(Problem), P(Tensors), ctypes.c_void_p, ctypes.c_int,
+                                 ctypes.c_void_p, P(S), P(ctypes.c_double)],
         }
         restypes = {"convcat_close": None, "convcat_count": S, "convcat_problem_init": None,
                     "convcat_problem_flops": ctypes.c_double, "convcat_plan_destroy": None,
@@ -261,6 +263,13 @@ class Convcat:
 
     def run(self, plan, tensors_ref, stream):
         self.check(self.lib.convcat_plan_run(plan, tensors_ref, stream), "convcat_plan_run")
+
+    def autotune(self, p, tensors, stream, iterations=20):
+        """convcat_autotune's pick (no cache): the key of the kernel it timed fastest."""
+        index, ms = ctypes.c_size_t(), ctypes.c_double()
+        self.check(self.lib.convcat_autotune(self.cat, ctypes.byref(p), ctypes.byref(tensors), stream, iterations,
+                                             None, ctypes.byref(index), ctypes.byref(ms)), "convcat_autotune")
+        return self.entries[index.value]["key"]
 
 
 # ---------------------------------------------------------------------------
@@ -448,6 +457,8 @@ def bench_row(cc, r, op, dtype, args, sm_count, torch_dtype):
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         limit = args.max_candidates or len(ok)
         row["candidates"] = [run_candidate(cc, case, p, c, stream) for c in ok[:limit]]
+        if not args.max_candidates:
+            row["tuned_key"] = cc.autotune(p, case.tensors(None), stream)
     finally:
         del case
         torch.cuda.empty_cache()
@@ -473,6 +484,9 @@ def summarize(row, flops):
     if good:
         best = min(good, key=lambda c: c["ms"])
         row["best_key"], row["best_ms"], row["best_tflops"] = best["key"], best["ms"], best["tflops"]
+    tuned = [c for c in cands if c["key"] == row.get("tuned_key")]
+    if tuned and tuned[0].get("ms") is not None:   # the autotune pick, timed with the others
+        row["tuned_tflops"] = tuned[0]["tflops"]
     errs = [c["rel_err"] for c in cands if "rel_err" in c]
     row["max_rel_err"] = max(errs, key=lambda e: math.inf if math.isnan(e) else e) if errs else None
     failed = [c for c in cands if not c["passed"] and (c.get("fatal", True))]
@@ -535,6 +549,11 @@ def print_geomeans(rows):
                      ("heuristic / cuDNN", lambda r: r["heuristic_tflops"] / r["cudnn_tflops"]),
                      ("heuristic / best", lambda r: r["heuristic_tflops"] / r["best_tflops"])]:
         print(f"  {label:28s} {geomean(f(r) for r in done)[0]:8.3f}")
+    tuned = [r for r in done if r.get("tuned_tflops")]
+    if tuned:
+        worst = min(r["tuned_tflops"] / r["best_tflops"] for r in tuned)
+        print(f"  {'autotuned / best':28s} {geomean(r['tuned_tflops'] / r['best_tflops'] for r in tuned)[0]:8.3f}"
+              f"  (lowest {worst:.3f}; the pick of convcat_autotune, timed with the others)")
 
 
 # ---------------------------------------------------------------------------

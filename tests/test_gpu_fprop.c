@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "convcat.h"
 #include "verify.h"
@@ -193,6 +194,45 @@ static void test_checker_catches_one_bad_element(void)
     printf("(%s: wrong element gives rel. error %.2e, %lld outlier) ", e.key, v.rel_err, v.outliers);
 }
 
+/* convcat_autotune: the winner is a kernel that can run the problem and
+ * passes the reference check; a cache remembers it (no timing the second
+ * time: the same index and time come back) and survives a save and load. */
+static void test_autotune_picks_a_verified_kernel_and_remembers_it(void)
+{
+    convcat_entry_info e;
+    convcat_entry_info_get(catalog, first_kernel, &e);
+    const shape *sh = e.dims == 1 ? &shapes_1d[9] : e.dims == 2 ? &shapes_2d[9] : &shapes_3d[8];
+    convcat_problem p = problem_for(&e, sh);
+    char path[] = "/tmp/convcat-gpu-tune-XXXXXX";
+    const int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    unlink(path);
+    convcat_tune_cache *cache;
+    CU_ASSERT_EQUAL_FATAL(convcat_tune_cache_load(path, &cache, NULL, 0), CONVCAT_OK);
+    size_t index = (size_t)-1, again = (size_t)-2;
+    double ms = 0, ms_again = 0;
+    CU_ASSERT_EQUAL_FATAL(cvc_verify_autotune(catalog, &p, cache, 10, &index, &ms), CONVCAT_OK);
+    CU_ASSERT_EQUAL(convcat_tune_cache_count(cache), 1);
+    CU_ASSERT_TRUE(ms > 0);
+    CU_ASSERT_EQUAL(convcat_check(catalog, index, &p, NULL, 0), CONVCAT_OK);
+    CU_ASSERT_EQUAL(convcat_tune_cache_save(cache, path), CONVCAT_OK);
+    convcat_tune_cache_free(cache);
+    CU_ASSERT_EQUAL_FATAL(convcat_tune_cache_load(path, &cache, NULL, 0), CONVCAT_OK);
+    CU_ASSERT_EQUAL(cvc_verify_autotune(catalog, &p, cache, 10, &again, &ms_again), CONVCAT_OK);
+    CU_ASSERT_EQUAL(again, index);
+    CU_ASSERT_DOUBLE_EQUAL(ms_again, ms, 1e-5);   /* from the cache, not timed again */
+    convcat_tune_cache_free(cache);
+    unlink(path);
+    const cvc_epilogue plain = {.alpha = 1.0f};
+    cvc_verify v;
+    CU_ASSERT_EQUAL(cvc_verify_run(catalog, &p, index, base_seed, &plain, CVC_SABOTAGE_NONE, &v), CONVCAT_OK);
+    CU_ASSERT_TRUE(v.passed);
+    convcat_entry_info w;
+    convcat_entry_info_get(catalog, index, &w);
+    printf("(winner %s, %.4f ms) ", w.key, ms);
+}
+
 /* The current test's name is the kernel key. */
 static void test_kernel(void)
 {
@@ -254,9 +294,12 @@ int main(int argc, char **argv)
         if (registered++ == 0)
             first_kernel = i;
     }
-    if (registered)
-        CU_add_test(CU_add_suite("checker", NULL, NULL), "checker_catches_one_bad_element",
-                    test_checker_catches_one_bad_element);
+    if (registered) {
+        CU_pSuite checks = CU_add_suite("checker and autotune", NULL, NULL);
+        CU_add_test(checks, "checker_catches_one_bad_element", test_checker_catches_one_bad_element);
+        CU_add_test(checks, "autotune_picks_a_verified_kernel_and_remembers_it",
+                    test_autotune_picks_a_verified_kernel_and_remembers_it);
+    }
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     const unsigned failed = CU_get_number_of_tests_failed();

@@ -248,6 +248,40 @@ CONVCAT_API const char *convcat_op_name(convcat_op op);
 CONVCAT_API const char *convcat_arch_name(convcat_arch arch);
 CONVCAT_API const char *convcat_schedule_name(convcat_schedule s);
 
+/* ------------------------------------------------------------------------- */
+/** Remembered autotune winners, keyed by problem, device arch and catalog. */
+typedef struct convcat_tune_cache convcat_tune_cache;
+
+/**
+ * Load an autotune cache file.  A missing file gives an empty cache.  A file
+ * that cannot be read as a cache is ignored: the cache starts empty, the call
+ * still returns CONVCAT_OK, and `warning` (may be NULL) says why ("" when
+ * there was nothing to warn about).
+ */
+CONVCAT_API convcat_status convcat_tune_cache_load(const char *path, convcat_tune_cache **cache_out,
+                                                   char *warning, size_t warning_size);
+
+/** Write the cache (atomically: a temporary file renamed over `path`). */
+CONVCAT_API convcat_status convcat_tune_cache_save(const convcat_tune_cache *cache, const char *path);
+
+/** Entries in the cache (every catalog and arch). */
+CONVCAT_API size_t convcat_tune_cache_count(const convcat_tune_cache *cache);
+
+CONVCAT_API void convcat_tune_cache_free(convcat_tune_cache *cache);
+
+/**
+ * Time every kernel that can run `problem` on the current device, on the
+ * caller's tensors and stream (the output is written many times; with
+ * beta != 0, c must not alias y), and return the fastest: its index and
+ * median milliseconds over `iterations` launches.  With a cache (may be
+ * NULL), a winner remembered for this problem, device arch and catalog is
+ * returned without timing, and a new winner is remembered.  Synchronizes
+ * `stream`.  Thread-safe.
+ */
+CONVCAT_API convcat_status convcat_autotune(const convcat_catalog *catalog, const convcat_problem *problem,
+                                            const convcat_tensors *tensors, void *stream, int iterations,
+                                            convcat_tune_cache *cache, size_t *index_out, double *ms_out);
+
 /** The arch of the current context's device (CONVCAT_ARCH_ANY if none of ours). */
 CONVCAT_API convcat_status convcat_device_arch(convcat_arch *arch_out, int *sm_count_out);
 

@@ -119,6 +119,7 @@ static convcat_status parse(convcat_catalog *cat)
         return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog index checksum 0x%08x, header says 0x%08x", icrc,
                         rd32(f + 48));
     cat->count = count;
+    cat->id = icrc;
     cat->entries = calloc(count ? count : 1, sizeof *cat->entries);
     if (!cat->entries)
         return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory indexing %u catalog entries", count);

@@ -59,6 +59,7 @@ struct convcat_catalog {
     bool mapped;
     cvc_entry *entries;
     size_t count;
+    uint32_t id;          /* the index CRC: names this catalog's contents in tune caches */
     pthread_mutex_t lock; /* guards lazy code loading */
 };
 
@@ -113,6 +114,15 @@ bool cvc_tiled_desc_valid(const cvc_tiled_desc *d, char *why, size_t why_size);
 
 /* Predicted microseconds of entry e on a problem that passed its rules. */
 double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sm_count);
+
+/* ---- autotune cache (tune.c) --------------------------------------------- */
+
+/* Remember `key` (`ms`) as the winner for a problem on an arch with a catalog. */
+convcat_status cvc_tune_cache_put(convcat_tune_cache *c, uint32_t catalog_id, convcat_arch arch,
+                                  const convcat_problem *p, const char *key, double ms);
+/* The remembered winner's key and time, or false. */
+bool cvc_tune_cache_get(convcat_tune_cache *c, uint32_t catalog_id, convcat_arch arch,
+                        const convcat_problem *p, char *key, size_t key_size, double *ms);
 
 /* ---- sizes --------------------------------------------------------------- */
 

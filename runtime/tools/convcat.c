@@ -3,7 +3,7 @@
  *   convcat [--catalog PATH] list [--arch A] [--op O] [--dims D] [--dtype T] [--match TEXT]
  *   convcat [--catalog PATH] info KEY
  *   convcat [--catalog PATH] query PROBLEM [--arch A] [--all]
- *   convcat [--catalog PATH] run KEY|auto PROBLEM [--verify] [--time N] [--device N]
+ *   convcat [--catalog PATH] run KEY|auto|tune PROBLEM [--verify] [--time N] [--device N] [--cache FILE]
  *                                          [--alpha A] [--beta B] [--bias] [--act ACT] [--seed S]
  *
  * PROBLEM flags follow cutlass_profiler's names: --n --d --h --w --c --k --t --r --s
@@ -37,10 +37,12 @@ static const char usage[] =
     "  list [--arch A] [--op O] [--dims D] [--dtype T] [--match TEXT]   the catalog's kernels\n"
     "  info KEY                                                      one kernel's index entry\n"
     "  query PROBLEM [--arch A] [--all]        kernels that can run PROBLEM, ranked; why not the rest\n"
-    "  run KEY|auto PROBLEM [--verify] [--time N] [--device N] [--alpha A] [--beta B] [--bias]\n"
-    "                       [--act relu|gelu|silu] [--seed S]\n"
+    "  run KEY|auto|tune PROBLEM [--verify] [--time N] [--device N] [--alpha A] [--beta B] [--bias]\n"
+    "                            [--act relu|gelu|silu] [--seed S] [--cache FILE]\n"
     "                                          run on the GPU; --verify checks against a reference\n"
-    "                                          of act(alpha * conv + bias + beta * C), random bias and C\n"
+    "                                          of act(alpha * conv + bias + beta * C), random bias and C;\n"
+    "                                          `tune` times every kernel that can run PROBLEM (or takes\n"
+    "                                          the winner remembered in --cache FILE) and runs the fastest\n"
     "\n"
     "PROBLEM: --n --d --h --w --c --k --t --r --s  extents (x: NDHWC, w: KTRSC), default 1\n"
     "         --pad_d --pad_h --pad_w [--pad_d_hi --pad_h_hi --pad_w_hi]  padding (default 0)\n"
@@ -96,7 +98,7 @@ typedef struct opts {
     convcat_activation act;
     float alpha, beta;
     int op_filter, dims_filter, dtype_filter;
-    const char *match;
+    const char *match, *cache;
 } opts;
 
 static int set_int_flag(opts *o, const char *flag, const char *val)
@@ -182,6 +184,8 @@ static int set_flag(opts *o, const char *flag, const char *val)
             return fail(2, "--act is none, relu, gelu or silu, not %s", val);
     } else if (strcmp(flag, "match") == 0) {
         o->match = val;
+    } else if (strcmp(flag, "cache") == 0) {
+        o->cache = val;
     } else {
         return fail(2, "unknown option --%s (convcat --help)", flag);
     }
@@ -332,17 +336,44 @@ static int cmd_query(const convcat_catalog *cat, const opts *o)
     return ok ? 0 : 1;
 }
 
+/* Autotune p (through the cache file, if any) and return the winner's index. */
+static int tune(const convcat_catalog *cat, const opts *o, size_t *index)
+{
+    convcat_tune_cache *cache = NULL;
+    char warning[512] = "";
+    convcat_status st;
+    if (o->cache && (st = convcat_tune_cache_load(o->cache, &cache, warning, sizeof warning)) != CONVCAT_OK)
+        return fail_status("tune cache", st);
+    if (*warning)
+        fprintf(stderr, "convcat: warning: %s\n", warning);
+    double ms = 0;
+    st = cvc_verify_autotune(cat, &o->p, cache, 20, index, &ms);
+    if (st == CONVCAT_OK) {
+        convcat_entry_info e;
+        convcat_entry_info_get(cat, *index, &e);
+        printf("tuned:   %s, median %.4f ms\n", e.key, ms);
+        if (o->cache)
+            st = convcat_tune_cache_save(cache, o->cache);
+    }
+    convcat_tune_cache_free(cache);
+    return st == CONVCAT_OK ? 0 : fail_status("tune", st);
+}
+
 static int cmd_run(const convcat_catalog *cat, const char *which, const opts *o)
 {
     size_t index = CONVCAT_AUTO;
     convcat_status st;
-    if (strcmp(which, "auto") != 0 && (st = convcat_find(cat, which, &index)) != CONVCAT_OK)
+    const int tuning = strcmp(which, "tune") == 0;
+    if (!tuning && strcmp(which, "auto") != 0 && (st = convcat_find(cat, which, &index)) != CONVCAT_OK)
         return fail_status("run", st);
     print_problem(&o->p);
     char name[128] = "";
     if ((st = cvc_verify_device(o->device, name, sizeof name)) != CONVCAT_OK)
         return fail_status("run", st);
     printf("device:  %d, %s\n", o->device, name);
+    int r;
+    if (tuning && (r = tune(cat, o, &index)) != 0)
+        return r;
     int code = 0;
     if (o->verify || !o->time_iters) {
         cvc_verify v;

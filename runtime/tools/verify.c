@@ -256,6 +256,25 @@ convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem 
     return st;
 }
 
+convcat_status cvc_verify_autotune(const convcat_catalog *cat, const convcat_problem *p, convcat_tune_cache *cache,
+                                   int iters, size_t *index_out, double *ms_out)
+{
+    const cvc_driver *drv;
+    reference ref;
+    buffers b;
+    convcat_status st = cvc_driver_get(&drv);
+    if (st == CONVCAT_OK)
+        st = load_reference(drv, &ref);
+    if (st == CONVCAT_OK)
+        st = make_buffers(drv, &ref, p, 4321, 0, 0, 0, &b);
+    if (st != CONVCAT_OK)
+        return st;
+    convcat_tensors t = {.x = (const void *)b.x, .w = (const void *)b.w, .y = (void *)b.y, .alpha = 1.0f};
+    st = convcat_autotune(cat, p, &t, NULL, iters, cache, index_out, ms_out);
+    free_buffers(drv, &b);
+    return st;
+}
+
 static int by_value(const void *a, const void *b)
 {
     const float x = *(const float *)a, y = *(const float *)b;

@@ -41,6 +41,10 @@ convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem 
                               unsigned seed, const cvc_epilogue *epi, cvc_sabotage sabotage,
                               cvc_verify *out);
 
+/* convcat_autotune on fresh random tensors of p (allocated and freed here). */
+convcat_status cvc_verify_autotune(const convcat_catalog *cat, const convcat_problem *p, convcat_tune_cache *cache,
+                                   int iters, size_t *index_out, double *ms_out);
+
 /* Median milliseconds of `iters` launches of a plan for p (after warm-up), on
  * random data; the tensors are allocated and freed here. */
 convcat_status cvc_time_run(const convcat_catalog *cat, const convcat_problem *p, size_t index, int iters,
