@@ -124,6 +124,11 @@ convcat_status cvc_tune_cache_put(convcat_tune_cache *c, uint32_t catalog_id, co
 bool cvc_tune_cache_get(convcat_tune_cache *c, uint32_t catalog_id, convcat_arch arch,
                         const convcat_problem *p, char *key, size_t key_size, double *ms);
 
+/* Median milliseconds of `iters` launches of a plan on `stream` (CUDA events,
+ * after two warm-up launches). */
+convcat_status cvc_time_plan(const convcat_plan *plan, const convcat_tensors *t, void *stream, int iters,
+                             double *ms);
+
 /* ---- sizes --------------------------------------------------------------- */
 
 int cvc_dtype_bytes(convcat_dtype t);

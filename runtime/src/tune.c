@@ -250,24 +250,25 @@ static int by_ms(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* Median milliseconds of `iters` launches of plan on stream (after 2 warm-ups). */
-static convcat_status time_plan(const cvc_driver *drv, const convcat_plan *plan, const convcat_tensors *t,
-                                CUstream stream, int iters, float *scratch, double *ms)
+convcat_status cvc_time_plan(const convcat_plan *plan, const convcat_tensors *t, void *stream, int iters,
+                             double *ms)
 {
+    const cvc_driver *drv;
     CUevent ev[2] = {NULL, NULL};
-    convcat_status st = CONVCAT_OK;
+    float *scratch = malloc((size_t)(iters > 0 ? iters : 1) * sizeof *scratch);
+    convcat_status st = scratch ? cvc_driver_get(&drv) : cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory timing");
     for (int i = 0; st == CONVCAT_OK && i < 2; ++i)
         st = cvc_cuda_check(drv->cuEventCreate(&ev[i], CU_EVENT_DEFAULT), "cuEventCreate");
-    for (int i = 0; st == CONVCAT_OK && i < 2; ++i)
+    for (int i = 0; st == CONVCAT_OK && i < 2; ++i)   /* warm-up */
         st = convcat_plan_run(plan, t, stream);
     for (int i = 0; st == CONVCAT_OK && i < iters; ++i) {
-        st = cvc_cuda_check(drv->cuEventRecord(ev[0], stream), "cuEventRecord");
+        st = cvc_cuda_check(drv->cuEventRecord(ev[0], (CUstream)stream), "cuEventRecord");
         if (st == CONVCAT_OK)
             st = convcat_plan_run(plan, t, stream);
         if (st == CONVCAT_OK)
-            st = cvc_cuda_check(drv->cuEventRecord(ev[1], stream), "cuEventRecord");
+            st = cvc_cuda_check(drv->cuEventRecord(ev[1], (CUstream)stream), "cuEventRecord");
         if (st == CONVCAT_OK)
-            st = cvc_cuda_check(drv->cuEventSynchronize(ev[1]), "autotune run");
+            st = cvc_cuda_check(drv->cuEventSynchronize(ev[1]), "timed run");
         if (st == CONVCAT_OK)
             st = cvc_cuda_check(drv->cuEventElapsedTime(&scratch[i], ev[0], ev[1]), "cuEventElapsedTime");
     }
@@ -278,6 +279,7 @@ static convcat_status time_plan(const cvc_driver *drv, const convcat_plan *plan,
     for (int i = 0; i < 2; ++i)
         if (ev[i])
             drv->cuEventDestroy(ev[i]);
+    free(scratch);
     return st;
 }
 
@@ -303,15 +305,11 @@ convcat_status convcat_autotune(const convcat_catalog *cat, const convcat_proble
             *ms_out = ms;
         return CONVCAT_OK;
     }
-    const cvc_driver *drv;
-    if ((st = cvc_driver_get(&drv)) != CONVCAT_OK)
-        return st;
     convcat_candidate *c = malloc((cat->count ? cat->count : 1) * sizeof *c);
-    float *scratch = malloc((size_t)iterations * sizeof *scratch);
     size_t rows = 0, ok = 0, best = (size_t)-1;
     double best_ms = INFINITY;
-    st = c && scratch ? convcat_query(cat, p, arch, sms, c, cat->count, &rows, &ok)
-                      : cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory autotuning");
+    st = c ? convcat_query(cat, p, arch, sms, c, cat->count, &rows, &ok)
+           : cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory autotuning");
     for (size_t i = 0; st == CONVCAT_OK && i < ok; ++i) {
         convcat_plan *plan;
         const convcat_status pst = convcat_plan_create(cat, p, c[i].index, &plan);
@@ -319,7 +317,7 @@ convcat_status convcat_autotune(const convcat_catalog *cat, const convcat_proble
             continue;   /* this device cannot run that kernel (smem, clusters): not a candidate */
         if ((st = pst) != CONVCAT_OK)
             break;
-        st = time_plan(drv, plan, t, (CUstream)stream, iterations, scratch, &ms);
+        st = cvc_time_plan(plan, t, stream, iterations, &ms);
         convcat_plan_destroy(plan);
         if (st == CONVCAT_OK && ms < best_ms)
             best_ms = ms, best = c[i].index;
@@ -337,6 +335,5 @@ convcat_status convcat_autotune(const convcat_catalog *cat, const convcat_proble
             *ms_out = best_ms;
     }
     free(c);
-    free(scratch);
     return st;
 }

@@ -275,12 +275,6 @@ convcat_status cvc_verify_autotune(const convcat_catalog *cat, const convcat_pro
     return st;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    const float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 convcat_status cvc_time_run(const convcat_catalog *cat, const convcat_problem *p, size_t index, int iters,
                             double *ms_out, size_t *index_out)
 {
@@ -288,37 +282,11 @@ convcat_status cvc_time_run(const convcat_catalog *cat, const convcat_problem *p
     reference ref;
     buffers b;
     convcat_plan *plan = NULL;
-    CUevent ev[2] = {NULL, NULL};
-    float *ms = NULL;
     convcat_status st = prepare(cat, p, index, 1234, 0, 0, 0, &drv, &ref, &plan, &b, index_out);
     if (st != CONVCAT_OK)
         return st;
     convcat_tensors t = {.x = (const void *)b.x, .w = (const void *)b.w, .y = (void *)b.y, .alpha = 1.0f};
-    if (iters < 1)
-        iters = 1;
-    ms = calloc((size_t)iters, sizeof *ms);
-    st = ms ? CONVCAT_OK : cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory");
-    for (int i = 0; st == CONVCAT_OK && i < 2; ++i)
-        st = cvc_cuda_check(drv->cuEventCreate(&ev[i], CU_EVENT_DEFAULT), "cuEventCreate");
-    for (int i = 0; st == CONVCAT_OK && i < 5; ++i)   /* warm-up */
-        st = convcat_plan_run(plan, &t, NULL);
-    for (int i = 0; st == CONVCAT_OK && i < iters; ++i) {
-        drv->cuEventRecord(ev[0], NULL);
-        st = convcat_plan_run(plan, &t, NULL);
-        drv->cuEventRecord(ev[1], NULL);
-        if (st == CONVCAT_OK)
-            st = cvc_cuda_check(drv->cuEventSynchronize(ev[1]), "timing run");
-        if (st == CONVCAT_OK)
-            st = cvc_cuda_check(drv->cuEventElapsedTime(&ms[i], ev[0], ev[1]), "cuEventElapsedTime");
-    }
-    if (st == CONVCAT_OK) {
-        qsort(ms, (size_t)iters, sizeof *ms, by_value);
-        *ms_out = ms[iters / 2];
-    }
-    for (int i = 0; i < 2; ++i)
-        if (ev[i])
-            drv->cuEventDestroy(ev[i]);
-    free(ms);
+    st = cvc_time_plan(plan, &t, NULL, iters < 1 ? 1 : iters, ms_out);
     free_buffers(drv, &b);
     convcat_plan_destroy(plan);
     return st;
