@@ -75,6 +75,21 @@ typedef struct cvc_gemm {
 } cvc_gemm;
 
 convcat_status cvc_problem_gemm(const convcat_problem *p, cvc_gemm *g, char *why, size_t why_size);
+
+static inline int64_t cvc_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Stages of K per tile: whole channel blocks for every filter tap. */
+static inline int64_t cvc_k_iters(const cvc_entry *e, const convcat_problem *p)
+{
+    return (int64_t)p->t * p->r * p->s * cvc_ceil_div(p->c, e->k.tile_k);
+}
+
+/* Cluster tiles along GEMM M and N: what the persistent grid walks. */
+static inline void cvc_cluster_tiles(const cvc_entry *e, const cvc_gemm *g, int64_t *m, int64_t *n)
+{
+    *m = cvc_ceil_div(cvc_ceil_div(g->m, e->k.tile_m), e->k.cluster_m);
+    *n = cvc_ceil_div(cvc_ceil_div(g->n, e->k.tile_n), e->k.cluster_n);
+}
 convcat_status cvc_check_entry(const cvc_entry *e, const convcat_problem *p, char *why, size_t why_size);
 
 /* ---- TMA descriptor parameters (tma.c), pure C, tested on the CPU -------- */

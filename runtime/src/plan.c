@@ -13,7 +13,6 @@
 #include "internal.h"
 
 struct convcat_plan {
-    convcat_catalog *cat;
     size_t index;
     const cvc_entry *e;
     convcat_problem problem;
@@ -24,8 +23,6 @@ struct convcat_plan {
     CUdevice device;
     int grid, cluster;
 };
-
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static convcat_status current_device(const cvc_driver *drv, CUdevice *dev, convcat_arch *arch, int *sms)
 {
@@ -101,15 +98,17 @@ static void fill_params(const cvc_entry *e, const convcat_problem *p, cvc_params
     k->gemm_m = (int32_t)g.m;
     k->gemm_n = (int32_t)g.n;
     k->channels = p->c;
-    k->c_blocks = (int32_t)ceil_div(p->c, e->k.tile_k);
-    k->k_iters = p->t * p->r * p->s * k->c_blocks;
+    k->c_blocks = (int32_t)cvc_ceil_div(p->c, e->k.tile_k);
+    k->k_iters = (int32_t)cvc_k_iters(e, p);
     k->out_q = g.q, k->out_p = g.p, k->out_z = g.z;
     k->stride_w = p->stride[2], k->stride_h = p->stride[1], k->stride_d = p->stride[0];
     k->pad_w = p->pad_lo[2], k->pad_h = p->pad_lo[1], k->pad_d = p->pad_lo[0];
     k->dil_w = p->dilation[2], k->dil_h = p->dilation[1], k->dil_d = p->dilation[0];
     k->filt_s = p->s, k->filt_r = p->r, k->filt_t = p->t;
-    k->cluster_tiles_m = (int32_t)ceil_div(ceil_div(g.m, e->k.tile_m), e->k.cluster_m);
-    k->cluster_tiles_n = (int32_t)ceil_div(ceil_div(g.n, e->k.tile_n), e->k.cluster_n);
+    int64_t tiles_m, tiles_n;
+    cvc_cluster_tiles(e, &g, &tiles_m, &tiles_n);
+    k->cluster_tiles_m = (int32_t)tiles_m;
+    k->cluster_tiles_n = (int32_t)tiles_n;
 }
 
 /* Persistent grid: as many clusters as fit at once, at most one per cluster tile. */
@@ -194,7 +193,6 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     convcat_plan *pl = calloc(1, sizeof *pl);
     if (!pl)
         return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory making a plan");
-    pl->cat = cat;
     pl->index = index;
     pl->e = e;
     pl->problem = *p;

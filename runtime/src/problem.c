@@ -140,7 +140,7 @@ static convcat_status check_fprop(const cvc_entry *e, const convcat_problem *p, 
     if (m_span > INT32_MAX || g->n > INT32_MAX)
         REFUSE("GEMM M = N*Z*P*Q = %lld exceeds the kernel's 32-bit pixel index", (long long)g->m);
     /* The K loop (taps x channel blocks) is an int32 count; taps <= GEMM K, so no overflow here. */
-    const int64_t k_iters = (int64_t)p->t * p->r * p->s * (((int64_t)p->c + e->k.tile_k - 1) / e->k.tile_k);
+    const int64_t k_iters = cvc_k_iters(e, p);
     if (k_iters > INT32_MAX)
         REFUSE("GEMM K loop of T*R*S = %lld taps x %d-channel blocks is %lld iterations: more than the "
                "kernel's 32-bit count", (long long)p->t * p->r * p->s, e->k.tile_k, (long long)k_iters);

@@ -37,8 +37,6 @@
 #define TILE_FIXED_US 0.3
 #define DRAM_BYTES_PER_US 4.3e6
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
 {
     cvc_gemm g;
@@ -48,13 +46,14 @@ double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
         sms = DEFAULT_SMS;
     const cvc_key *k = &e->k;
     const int cluster = k->cluster_m * k->cluster_n;
-    const int64_t ctas = ceil_div(ceil_div(g.m, k->tile_m), k->cluster_m) * k->cluster_m *
-                         ceil_div(ceil_div(g.n, k->tile_n), k->cluster_n) * k->cluster_n;
+    int64_t tiles_m, tiles_n;
+    cvc_cluster_tiles(e, &g, &tiles_m, &tiles_n);
+    const int64_t ctas = tiles_m * tiles_n * cluster;
     /* Fewer SMs than a cluster has CTAs: one cluster at a time (never divide by 0). */
-    const int64_t waves = ceil_div(ctas, sms >= cluster ? sms / cluster * cluster : cluster);
+    const int64_t waves = cvc_ceil_div(ctas, sms >= cluster ? sms / cluster * cluster : cluster);
     /* K is padded to whole channel blocks per filter tap. */
     const int64_t taps = (int64_t)p->t * p->r * p->s;
-    const int64_t k_iters = taps * ceil_div(p->c, k->tile_k);
+    const int64_t k_iters = cvc_k_iters(e, p);
     const int in_bytes = cvc_dtype_bytes(p->a_type), out_bytes = cvc_dtype_bytes(p->out_type);
     const bool pingpong = k->schedule == CONVCAT_PINGPONG;
     const int wg_n = pingpong || k->tile_m >= 128 ? k->tile_n : k->tile_n / 2;   /* space.py's warpgroup split */
