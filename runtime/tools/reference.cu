@@ -3,12 +3,23 @@
 // cvc_ref_fill     fresh pseudo-random data (a counter hash, seeded per call)
 // cvc_ref_fprop    direct convolution: one thread per output, f32 accumulation,
 //                  every tap bounds-checked against the unpadded input
+// cvc_ref_dgrad    dx from dy and w: one thread per dx element, summing every
+//                  (k, tap) whose forward window covers it (divisibility by the
+//                  stride, output in range), f32 accumulation
+// cvc_ref_wgrad    dw from dy and x: one thread per dw element, summing every
+//                  (n, output pixel) whose tap lands inside x, f32 accumulation
 // cvc_ref_compare  sum (y - e)^2, sum e^2, the count of non-finite y and the
 //                  count of outliers |y - e| > rel * (|e| + rms), where
-//                  e = act(alpha * ref + bias[k] + beta * c) (rel = 0: no outlier count)
+//                  e = act(alpha * ref + bias[i % k] + beta * c) (rel = 0: no outlier
+//                  count); k is the output's innermost extent (K for fprop, C for
+//                  dgrad and wgrad)
 //
 // Loaded by the tools through the driver API (cuModuleLoadData), never by
-// the library.  Types are convcat_dtype values: 1 f16, 2 bf16, 4 f32.
+// the library.  Types are convcat_dtype values: 1 f16, 2 bf16, 4 f32 (3, tf32,
+// is stored as f32 and read in full precision here).
+//
+// Every kernel reads and writes in forward terms (reference.h): x NDHWC,
+// w KTRSC, y NZPQK; the f32 result has the shape of the op's output.
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -79,10 +90,92 @@ extern "C" __global__ void cvc_ref_fprop(const void *x, const void *w, float *ou
                     const long long xo = ((((long long)n * cv.d + di) * cv.h + hi) * cv.w + wi) * cv.c;
                     const long long wo = ((((long long)k * cv.t + t) * cv.r + r) * cv.s + s) * cv.c;
                     for (int c = 0; c < cv.c; ++c)
-                        acc += load(x, xo + c, cv.a_type) * load(w, wo + c, cv.b_type);
+                        acc += load(x, xo + c, cv.x_type) * load(w, wo + c, cv.w_type);
                 }
             }
         }
+        out[i] = acc;
+    }
+}
+
+// dx[n,d,h,w,c] = sum over k, t, r, s of dy[n,z,p,q,k] * w[k,t,r,s,c] for the
+// output pixels (z, p, q) with z*str_d - pad_d + t*dil_d == d (and so for h, w).
+extern "C" __global__ void cvc_ref_dgrad(const void *dy, const void *w, float *out, cvc_ref_conv cv)
+{
+    const long long total = (long long)cv.n * cv.d * cv.h * cv.w * cv.c;
+    const long long k_stride = (long long)cv.t * cv.r * cv.s * cv.c;   // w from one k to the next
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int c = (int)(i % cv.c);
+        long long pix = i / cv.c;
+        const int wi = (int)(pix % cv.w);
+        pix /= cv.w;
+        const int hi = (int)(pix % cv.h);
+        pix /= cv.h;
+        const int di = (int)(pix % cv.d);
+        const int n = (int)(pix / cv.d);
+        float acc = 0.0f;
+        for (int t = 0; t < cv.t; ++t) {
+            const int zs = di + cv.pad_d - t * cv.dil_d;   // z * str_d
+            if (zs < 0 || zs % cv.str_d != 0 || zs / cv.str_d >= cv.z)
+                continue;
+            const int z = zs / cv.str_d;
+            for (int r = 0; r < cv.r; ++r) {
+                const int ps = hi + cv.pad_h - r * cv.dil_h;
+                if (ps < 0 || ps % cv.str_h != 0 || ps / cv.str_h >= cv.p)
+                    continue;
+                const int p = ps / cv.str_h;
+                for (int s = 0; s < cv.s; ++s) {
+                    const int qs = wi + cv.pad_w - s * cv.dil_w;
+                    if (qs < 0 || qs % cv.str_w != 0 || qs / cv.str_w >= cv.q)
+                        continue;
+                    const int q = qs / cv.str_w;
+                    const long long yo = ((((long long)n * cv.z + z) * cv.p + p) * cv.q + q) * cv.k;
+                    const long long wo = (((long long)t * cv.r + r) * cv.s + s) * cv.c + c;
+                    for (int k = 0; k < cv.k; ++k)
+                        acc += load(dy, yo + k, cv.y_type) * load(w, wo + k * k_stride, cv.w_type);
+                }
+            }
+        }
+        out[i] = acc;
+    }
+}
+
+// dw[k,t,r,s,c] = sum over n, z, p, q of dy[n,z,p,q,k] * x[n, z*str_d - pad_d + t*dil_d,
+// p*str_h - pad_h + r*dil_h, q*str_w - pad_w + s*dil_w, c], taps outside x contributing 0.
+extern "C" __global__ void cvc_ref_wgrad(const void *dy, const void *x, float *out, cvc_ref_conv cv)
+{
+    const long long total = (long long)cv.k * cv.t * cv.r * cv.s * cv.c;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int c = (int)(i % cv.c);
+        long long tap = i / cv.c;
+        const int s = (int)(tap % cv.s);
+        tap /= cv.s;
+        const int r = (int)(tap % cv.r);
+        tap /= cv.r;
+        const int t = (int)(tap % cv.t);
+        const int k = (int)(tap / cv.t);
+        float acc = 0.0f;
+        for (int n = 0; n < cv.n; ++n)
+            for (int z = 0; z < cv.z; ++z) {
+                const int di = z * cv.str_d - cv.pad_d + t * cv.dil_d;
+                if (di < 0 || di >= cv.d)
+                    continue;
+                for (int p = 0; p < cv.p; ++p) {
+                    const int hi = p * cv.str_h - cv.pad_h + r * cv.dil_h;
+                    if (hi < 0 || hi >= cv.h)
+                        continue;
+                    for (int q = 0; q < cv.q; ++q) {
+                        const int wi = q * cv.str_w - cv.pad_w + s * cv.dil_w;
+                        if (wi < 0 || wi >= cv.w)
+                            continue;
+                        const long long yo = ((((long long)n * cv.z + z) * cv.p + p) * cv.q + q) * cv.k + k;
+                        const long long xo = ((((long long)n * cv.d + di) * cv.h + hi) * cv.w + wi) * cv.c + c;
+                        acc += load(dy, yo, cv.y_type) * load(x, xo, cv.x_type);
+                    }
+                }
+            }
         out[i] = acc;
     }
 }

@@ -1,4 +1,11 @@
-/* verify.c: fresh random inputs, a poisoned output, one kernel run, the reference, a norm. */
+/* verify.c: fresh random inputs, a poisoned output, one kernel run, the reference, a norm.
+ *
+ * Every op, in forward terms (convcat.h): fprop reads x and w and writes y;
+ * dgrad reads y (dy) and w and writes x (dx); wgrad reads y (dy) and x and
+ * writes w (dw).  The op's two inputs get fresh seeded random data, its
+ * output is poisoned with NaN, c (beta != 0) and bias have the output's
+ * shape and type, and the plan's workspace (convcat_plan_info's
+ * workspace_bytes) is allocated and passed. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +19,7 @@ extern const size_t cvc_reference_fatbin_size;
 
 typedef struct reference {
     CUmodule module;
-    CUfunction fill, fprop, compare;
+    CUfunction fill, fprop, dgrad, wgrad, compare;
 } reference;
 
 static convcat_status load_reference(const cvc_driver *drv, reference *ref)
@@ -28,6 +35,10 @@ static convcat_status load_reference(const cvc_driver *drv, reference *ref)
         st = cvc_cuda_check(drv->cuModuleGetFunction(&cached.fill, cached.module, "cvc_ref_fill"), "cvc_ref_fill");
     if (st == CONVCAT_OK)
         st = cvc_cuda_check(drv->cuModuleGetFunction(&cached.fprop, cached.module, "cvc_ref_fprop"), "cvc_ref_fprop");
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuModuleGetFunction(&cached.dgrad, cached.module, "cvc_ref_dgrad"), "cvc_ref_dgrad");
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuModuleGetFunction(&cached.wgrad, cached.module, "cvc_ref_wgrad"), "cvc_ref_wgrad");
     if (st == CONVCAT_OK)
         st = cvc_cuda_check(drv->cuModuleGetFunction(&cached.compare, cached.module, "cvc_ref_compare"),
                             "cvc_ref_compare");
@@ -76,14 +87,33 @@ static convcat_status fill(const cvc_driver *drv, const reference *ref, CUdevice
                           "cvc_ref_fill");
 }
 
+/* The type of each tensor as stored, per op: the output is out_type; of the
+ * inputs, a_type is the GEMM A operand (x for fprop, dy for dgrad and wgrad)
+ * and b_type the B operand (w for fprop and dgrad, x for wgrad). */
+static void tensor_types(const convcat_problem *p, convcat_dtype *x, convcat_dtype *w, convcat_dtype *y)
+{
+    switch (p->op) {
+    case CONVCAT_DGRAD: *x = p->out_type, *w = p->b_type, *y = p->a_type; break;
+    case CONVCAT_WGRAD: *x = p->b_type, *w = p->out_type, *y = p->a_type; break;
+    default: *x = p->a_type, *w = p->b_type, *y = p->out_type;
+    }
+}
+
 typedef struct buffers {
-    CUdeviceptr x, w, y, c, bias, ref, sums;
+    CUdeviceptr x, w, y, c, bias, ref, sums, ws;
     long long nx, nw, ny;
+    size_t ws_bytes;
+    convcat_dtype tx, tw, ty;
+    /* The op's output: one of x, w, y (and its count, type, innermost extent). */
+    CUdeviceptr *out;
+    long long nout;
+    convcat_dtype tout;
+    int out_channels;
 } buffers;
 
 static void free_buffers(const cvc_driver *drv, buffers *b)
 {
-    CUdeviceptr *all[] = {&b->x, &b->w, &b->y, &b->c, &b->bias, &b->ref, &b->sums};
+    CUdeviceptr *all[] = {&b->x, &b->w, &b->y, &b->c, &b->bias, &b->ref, &b->sums, &b->ws};
     for (size_t i = 0; i < CVC_ARRAY_LEN(all); ++i)
         if (*all[i])
             drv->cuMemFree(*all[i]);
@@ -92,66 +122,97 @@ static void free_buffers(const cvc_driver *drv, buffers *b)
 
 static convcat_status alloc(const cvc_driver *drv, CUdeviceptr *p, size_t bytes, const char *what)
 {
-    return cvc_cuda_check(drv->cuMemAlloc(p, bytes ? bytes : 16), what);
+    /* Whole 16-byte rows, so that whole 4-byte words can be poisoned. */
+    return cvc_cuda_check(drv->cuMemAlloc(p, bytes ? (bytes + 15) / 16 * 16 : 16), what);
 }
 
-/* Allocate x, w, y (and c, bias, ref) for p and fill x, w, c, bias with fresh random data. */
+/* Allocate x, w, y (and c, bias, ref, a workspace of ws_bytes) for p; fill the
+ * op's two inputs, c and bias with fresh random data; poison the output. */
 static convcat_status make_buffers(const cvc_driver *drv, const reference *ref, const convcat_problem *p,
-                                   unsigned seed, int with_c, int with_bias, int with_ref, buffers *b)
+                                   unsigned seed, int with_c, int with_bias, int with_ref, size_t ws_bytes,
+                                   buffers *b)
 {
-    cvc_gemm g;
-    char why[192];
+    int z, pp, q;
     memset(b, 0, sizeof *b);
-    if (cvc_problem_gemm(p, &g, why, sizeof why) != CONVCAT_OK)
-        return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "%s", why);
+    if (p->op != CONVCAT_FPROP && p->op != CONVCAT_DGRAD && p->op != CONVCAT_WGRAD)
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "verify: unknown op %d", (int)p->op);
+    if (p->groups != 1 || p->mode != CONVCAT_CROSS_CORRELATION)
+        return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "verify: the reference computes ungrouped cross-correlation only");
+    convcat_status st = convcat_problem_output(p, &z, &pp, &q);
+    if (st != CONVCAT_OK)
+        return st;
+    tensor_types(p, &b->tx, &b->tw, &b->ty);
     b->nx = (long long)p->n * p->d * p->h * p->w * p->c;
     b->nw = (long long)p->k * p->t * p->r * p->s * (p->c / p->groups);
-    b->ny = g.m * g.n;
-    const int ob = cvc_dtype_bytes(p->out_type);
-    convcat_status st = alloc(drv, &b->x, (size_t)b->nx * cvc_dtype_bytes(p->a_type), "allocating x");
+    b->ny = (long long)p->n * z * pp * q * p->k;
+    b->ws_bytes = ws_bytes;
+    switch (p->op) {
+    case CONVCAT_DGRAD: b->out = &b->x, b->nout = b->nx, b->tout = b->tx, b->out_channels = p->c; break;
+    case CONVCAT_WGRAD: b->out = &b->w, b->nout = b->nw, b->tout = b->tw, b->out_channels = p->c / p->groups; break;
+    default: b->out = &b->y, b->nout = b->ny, b->tout = b->ty, b->out_channels = p->k;
+    }
+    const int ob = cvc_dtype_bytes(b->tout);
+    st = alloc(drv, &b->x, (size_t)b->nx * cvc_dtype_bytes(b->tx), "allocating x");
     if (st == CONVCAT_OK)
-        st = alloc(drv, &b->w, (size_t)b->nw * cvc_dtype_bytes(p->b_type), "allocating w");
+        st = alloc(drv, &b->w, (size_t)b->nw * cvc_dtype_bytes(b->tw), "allocating w");
     if (st == CONVCAT_OK)
-        st = alloc(drv, &b->y, (size_t)b->ny * ob, "allocating y");
+        st = alloc(drv, &b->y, (size_t)b->ny * cvc_dtype_bytes(b->ty), "allocating y");
     if (st == CONVCAT_OK && with_c)
-        st = alloc(drv, &b->c, (size_t)b->ny * ob, "allocating c");
+        st = alloc(drv, &b->c, (size_t)b->nout * ob, "allocating c");
     if (st == CONVCAT_OK && with_bias)
-        st = alloc(drv, &b->bias, (size_t)g.n * ob, "allocating the bias");
+        st = alloc(drv, &b->bias, (size_t)b->out_channels * ob, "allocating the bias");
     if (st == CONVCAT_OK && with_ref)
-        st = alloc(drv, &b->ref, (size_t)b->ny * sizeof(float), "allocating the reference");
+        st = alloc(drv, &b->ref, (size_t)b->nout * sizeof(float), "allocating the reference");
     if (st == CONVCAT_OK && with_ref)
         st = alloc(drv, &b->sums, 4 * sizeof(double), "allocating sums");
-    if (st == CONVCAT_OK)
-        st = fill(drv, ref, b->x, b->nx, p->a_type, seed);
-    if (st == CONVCAT_OK)
-        st = fill(drv, ref, b->w, b->nw, p->b_type, seed + 1);
+    if (st == CONVCAT_OK && ws_bytes)
+        st = alloc(drv, &b->ws, ws_bytes, "allocating the workspace");
+    /* The two inputs: seeds 0 and 1 for the op's first and second operand. */
+    if (st == CONVCAT_OK && p->op != CONVCAT_DGRAD)
+        st = fill(drv, ref, b->x, b->nx, b->tx, p->op == CONVCAT_FPROP ? seed : seed + 1);
+    if (st == CONVCAT_OK && p->op != CONVCAT_WGRAD)
+        st = fill(drv, ref, b->w, b->nw, b->tw, seed + 1);
+    if (st == CONVCAT_OK && p->op != CONVCAT_FPROP)
+        st = fill(drv, ref, b->y, b->ny, b->ty, seed);
     if (st == CONVCAT_OK && with_c)
-        st = fill(drv, ref, b->c, b->ny, p->out_type, seed + 2);
+        st = fill(drv, ref, b->c, b->nout, b->tout, seed + 2);
     if (st == CONVCAT_OK && with_bias)
-        st = fill(drv, ref, b->bias, g.n, p->out_type, seed + 3);
+        st = fill(drv, ref, b->bias, b->out_channels, b->tout, seed + 3);
     /* Poison: all-ones bytes are NaN in f16, bf16 and f32. */
     if (st == CONVCAT_OK)
-        st = cvc_cuda_check(drv->cuMemsetD32(b->y, 0xFFFFFFFFu, (size_t)b->ny * ob / 4), "poisoning y");
+        st = cvc_cuda_check(drv->cuMemsetD32(*b->out, 0xFFFFFFFFu, ((size_t)b->nout * ob + 3) / 4),
+                            "poisoning the output");
     if (st != CONVCAT_OK)
         free_buffers(drv, b);
     return st;
 }
 
+/* The tensors of a run on b. */
+static convcat_tensors tensors_for(const buffers *b, float alpha, float beta, convcat_activation act)
+{
+    return (convcat_tensors){.x = (const void *)b->x, .w = (const void *)b->w, .y = (void *)b->y,
+                             .c = (const void *)b->c, .alpha = alpha, .beta = beta, .bias = (const void *)b->bias,
+                             .activation = act, .workspace = (void *)b->ws, .workspace_bytes = b->ws_bytes};
+}
+
 /* Bounds per output type.  Norm-wise: the output's rounding dominates (bf16
  * keeps 8 bits, f16 11); f32 output differs from the reference only in
- * summation order.  Element-wise, relative to |ref| + rms(ref): a few units
- * of the output's last place, so that one wrong element among millions is
- * still caught. */
-static void tolerances(convcat_dtype out, double *norm, double *elem)
+ * summation order, unless the inputs are tf32 (the kernel rounds them to 11
+ * bits, the reference does not).  Element-wise, relative to |ref| + rms(ref):
+ * a few units of the output's last place, so that one wrong element among
+ * millions is still caught. */
+static void tolerances(const convcat_problem *p, double *norm, double *elem)
 {
-    switch (out) {
+    switch (p->out_type) {
     case CONVCAT_BF16: *norm = 1e-2, *elem = 1.0 / 64; break;
     case CONVCAT_F16: *norm = 3e-3, *elem = 1.0 / 256; break;
     default: *norm = 1e-4, *elem = 1e-3;
     }
+    if ((p->a_type == CONVCAT_TF32 || p->b_type == CONVCAT_TF32) && *norm < 3e-3)
+        *norm = 3e-3, *elem = 1.0 / 128;
 }
 
-/* Damage one element of y (n elements of type t) at a seeded position. */
+/* Damage one element of the output (n elements of type t) at a seeded position. */
 static convcat_status sabotage_output(const cvc_driver *drv, CUdeviceptr y, long long n, convcat_dtype t,
                                       unsigned seed, cvc_sabotage how)
 {
@@ -161,20 +222,20 @@ static convcat_status sabotage_output(const cvc_driver *drv, CUdeviceptr y, long
     const uint32_t hundred = t == CONVCAT_F16 ? 0x5640u : t == CONVCAT_BF16 ? 0x42C8u : 0x42C80000u;
     const uint32_t value = how == CVC_SABOTAGE_UNWRITTEN ? 0xFFFFFFFFu : hundred;
     return cvc_cuda_check(drv->cuMemcpyHtoD(y + (CUdeviceptr)(at * bytes), &value, (size_t)bytes),
-                          "sabotaging y");
+                          "sabotaging the output");
 }
 
+/* The op's output against act(alpha * ref + bias + beta * c). */
 static convcat_status compare(const cvc_driver *drv, const reference *ref, const buffers *b,
-                              const convcat_problem *p, const cvc_epilogue *epi, float rms, float rel,
-                              double sums[4])
+                              const cvc_epilogue *epi, float rms, float rel, double sums[4])
 {
     memset(sums, 0, 4 * sizeof *sums);
     convcat_status st = cvc_cuda_check(drv->cuMemcpyHtoD(b->sums, sums, 4 * sizeof *sums), "clearing sums");
     if (st == CONVCAT_OK) {
-        int yt = (int)p->out_type, k = p->k, act = (int)epi->activation;
-        long long n = b->ny;
+        int yt = (int)b->tout, k = b->out_channels, act = (int)epi->activation;
+        long long n = b->nout;
         float alpha = epi->alpha, beta = epi->beta;
-        CUdeviceptr y = b->y, r = b->ref, c = b->c, bias = b->bias, out = b->sums;
+        CUdeviceptr y = *b->out, r = b->ref, c = b->c, bias = b->bias, out = b->sums;
         void *args[] = {&y, &yt, &r, &c, &bias, &k, &act, &alpha, &beta, &n, &rms, &rel, &out};
         st = cvc_cuda_check(drv->cuLaunchKernel(ref->compare, grid_for(n), 1, 1, 256, 1, 1, 0, NULL, args, NULL),
                             "cvc_ref_compare");
@@ -184,8 +245,38 @@ static convcat_status compare(const cvc_driver *drv, const reference *ref, const
     return st;
 }
 
+/* The reference of p's op on b's inputs, into b->ref (f32, the output's shape). */
+static convcat_status run_reference(const cvc_driver *drv, const reference *ref, const convcat_problem *p,
+                                    buffers *b)
+{
+    int z, pp, q;
+    convcat_status st = convcat_problem_output(p, &z, &pp, &q);
+    if (st != CONVCAT_OK)
+        return st;
+    cvc_ref_conv cv = {p->n, p->d, p->h, p->w, p->c, p->k, p->t, p->r, p->s, z, pp, q,
+                       p->pad_lo[0], p->pad_lo[1], p->pad_lo[2], p->stride[0], p->stride[1], p->stride[2],
+                       p->dilation[0], p->dilation[1], p->dilation[2], (int)b->tx, (int)b->tw, (int)b->ty};
+    CUfunction fn;
+    const char *name;
+    void *args[4];
+    switch (p->op) {
+    case CONVCAT_DGRAD:
+        fn = ref->dgrad, name = "cvc_ref_dgrad", args[0] = &b->y, args[1] = &b->w;
+        break;
+    case CONVCAT_WGRAD:
+        fn = ref->wgrad, name = "cvc_ref_wgrad", args[0] = &b->y, args[1] = &b->x;
+        break;
+    default:
+        fn = ref->fprop, name = "cvc_ref_fprop", args[0] = &b->x, args[1] = &b->w;
+    }
+    args[2] = &b->ref;
+    args[3] = &cv;
+    return cvc_cuda_check(drv->cuLaunchKernel(fn, grid_for(b->nout), 1, 1, 256, 1, 1, 0, NULL, args, NULL), name);
+}
+
 /* The driver, the reference kernels, a plan for p (entry index or CONVCAT_AUTO,
- * the chosen one in *chosen) and its buffers.  On failure nothing is left to free. */
+ * the chosen one in *chosen) and its buffers, with the workspace the plan asks
+ * for.  On failure nothing is left to free. */
 static convcat_status prepare(const convcat_catalog *cat, const convcat_problem *p, size_t index, unsigned seed,
                               int with_c, int with_bias, int with_ref, const cvc_driver **drv, reference *ref,
                               convcat_plan **plan, buffers *b, size_t *chosen)
@@ -198,9 +289,11 @@ static convcat_status prepare(const convcat_catalog *cat, const convcat_problem 
     if (st != CONVCAT_OK)
         return st;
     convcat_plan_info info;
-    convcat_plan_info_get(*plan, &info);
-    *chosen = info.index;
-    if ((st = make_buffers(*drv, ref, p, seed, with_c, with_bias, with_ref, b)) != CONVCAT_OK) {
+    if ((st = convcat_plan_info_get(*plan, &info)) == CONVCAT_OK) {
+        *chosen = info.index;
+        st = make_buffers(*drv, ref, p, seed, with_c, with_bias, with_ref, info.workspace_bytes, b);
+    }
+    if (st != CONVCAT_OK) {
         convcat_plan_destroy(*plan);
         *plan = NULL;
     }
@@ -219,32 +312,24 @@ convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem 
                                 &out->index);
     if (st != CONVCAT_OK)
         return st;
-    convcat_tensors t = {.x = (const void *)b.x, .w = (const void *)b.w, .y = (void *)b.y,
-                         .c = (const void *)b.c, .alpha = epi->alpha, .beta = epi->beta,
-                         .bias = (const void *)b.bias, .activation = epi->activation};
+    out->workspace_bytes = b.ws_bytes;
+    const convcat_tensors t = tensors_for(&b, epi->alpha, epi->beta, epi->activation);
     st = convcat_plan_run(plan, &t, NULL);
     if (st == CONVCAT_OK)
         st = cvc_cuda_check(drv->cuCtxSynchronize(), "the convcat kernel");
     if (st == CONVCAT_OK && sabotage != CVC_SABOTAGE_NONE)
-        st = sabotage_output(drv, b.y, b.ny, p->out_type, seed, sabotage);
-    int z, pp, q;
-    convcat_problem_output(p, &z, &pp, &q);
-    cvc_ref_conv cv = {p->n, p->d, p->h, p->w, p->c, p->k, p->t, p->r, p->s, z, pp, q,
-                       p->pad_lo[0], p->pad_lo[1], p->pad_lo[2], p->stride[0], p->stride[1], p->stride[2],
-                       p->dilation[0], p->dilation[1], p->dilation[2], (int)p->a_type, (int)p->b_type};
-    if (st == CONVCAT_OK) {
-        void *args[] = {&b.x, &b.w, &b.ref, &cv};
-        st = cvc_cuda_check(drv->cuLaunchKernel(ref.fprop, grid_for(b.ny), 1, 1, 256, 1, 1, 0, NULL, args, NULL),
-                            "cvc_ref_fprop");
-    }
+        st = sabotage_output(drv, *b.out, b.nout, b.tout, seed, sabotage);
+    if (st == CONVCAT_OK)
+        st = run_reference(drv, &ref, p, &b);
     /* Two passes: the norms first, then the outliers against the reference's rms. */
     double sums[4];
-    tolerances(p->out_type, &out->tolerance, &out->elem_tolerance);
+    tolerances(p, &out->tolerance, &out->elem_tolerance);
     if (st == CONVCAT_OK)
-        st = compare(drv, &ref, &b, p, epi, 0.0f, 0.0f, sums);
-    const double rms = __builtin_sqrt(sums[1] / (double)b.ny);
-    if (st == CONVCAT_OK)
-        st = compare(drv, &ref, &b, p, epi, (float)rms, (float)out->elem_tolerance, sums);
+        st = compare(drv, &ref, &b, epi, 0.0f, 0.0f, sums);
+    if (st == CONVCAT_OK) {
+        const double rms = __builtin_sqrt(sums[1] / (double)b.nout);
+        st = compare(drv, &ref, &b, epi, (float)rms, (float)out->elem_tolerance, sums);
+    }
     if (st == CONVCAT_OK) {
         out->rel_err = sums[1] > 0 ? __builtin_sqrt(sums[0] / sums[1]) : __builtin_sqrt(sums[0]);
         out->nonfinite = (long long)sums[2];
@@ -256,20 +341,55 @@ convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem 
     return st;
 }
 
+/* The largest workspace of the kernels convcat_autotune may time for p: every
+ * runnable one (query order) that this device can plan. */
+static convcat_status autotune_workspace(const convcat_catalog *cat, const convcat_problem *p, size_t *bytes)
+{
+    convcat_arch arch;
+    int sms;
+    *bytes = 0;
+    convcat_status st = convcat_device_arch(&arch, &sms);
+    if (st != CONVCAT_OK)
+        return st;
+    const size_t n = convcat_count(cat);
+    convcat_candidate *c = malloc((n ? n : 1) * sizeof *c);
+    if (!c)
+        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory sizing the autotune workspace");
+    size_t rows = 0, ok = 0;
+    st = convcat_query(cat, p, arch, sms, c, n, &rows, &ok);
+    for (size_t i = 0; st == CONVCAT_OK && i < ok; ++i) {
+        convcat_plan *plan;
+        const convcat_status pst = convcat_plan_create(cat, p, c[i].index, &plan);
+        if (pst == CONVCAT_ERR_NO_DEVICE)
+            continue;   /* convcat_autotune skips it too */
+        if ((st = pst) != CONVCAT_OK)
+            break;
+        convcat_plan_info info;
+        if ((st = convcat_plan_info_get(plan, &info)) == CONVCAT_OK && info.workspace_bytes > *bytes)
+            *bytes = info.workspace_bytes;
+        convcat_plan_destroy(plan);
+    }
+    free(c);
+    return st;
+}
+
 convcat_status cvc_verify_autotune(const convcat_catalog *cat, const convcat_problem *p, convcat_tune_cache *cache,
                                    int iters, size_t *index_out, double *ms_out)
 {
     const cvc_driver *drv;
     reference ref;
     buffers b;
+    size_t ws = 0;
     convcat_status st = cvc_driver_get(&drv);
     if (st == CONVCAT_OK)
         st = load_reference(drv, &ref);
     if (st == CONVCAT_OK)
-        st = make_buffers(drv, &ref, p, 4321, 0, 0, 0, &b);
+        st = autotune_workspace(cat, p, &ws);
+    if (st == CONVCAT_OK)
+        st = make_buffers(drv, &ref, p, 4321, 0, 0, 0, ws, &b);
     if (st != CONVCAT_OK)
         return st;
-    convcat_tensors t = {.x = (const void *)b.x, .w = (const void *)b.w, .y = (void *)b.y, .alpha = 1.0f};
+    const convcat_tensors t = tensors_for(&b, 1.0f, 0.0f, CONVCAT_ACT_NONE);
     st = convcat_autotune(cat, p, &t, NULL, iters, cache, index_out, ms_out);
     free_buffers(drv, &b);
     return st;
@@ -285,7 +405,7 @@ convcat_status cvc_time_run(const convcat_catalog *cat, const convcat_problem *p
     convcat_status st = prepare(cat, p, index, 1234, 0, 0, 0, &drv, &ref, &plan, &b, index_out);
     if (st != CONVCAT_OK)
         return st;
-    convcat_tensors t = {.x = (const void *)b.x, .w = (const void *)b.w, .y = (void *)b.y, .alpha = 1.0f};
+    const convcat_tensors t = tensors_for(&b, 1.0f, 0.0f, CONVCAT_ACT_NONE);
     st = cvc_time_plan(plan, &t, NULL, iters < 1 ? 1 : iters, ms_out);
     free_buffers(drv, &b);
     convcat_plan_destroy(plan);

@@ -1,5 +1,13 @@
 /* verify.h: run a convcat kernel on fresh random data and check it against the
- * GPU reference (reference.cu).  Used by `convcat run --verify` and the GPU tests. */
+ * GPU reference (reference.cu).  Used by `convcat run --verify` and the GPU tests.
+ *
+ * Every op (fprop, dgrad, wgrad), in forward terms: x, w and y are allocated
+ * with the problem's extents; the op's two inputs are filled (fprop: x, w;
+ * dgrad: y = dy, w; wgrad: y = dy, x), its output (fprop y, dgrad x, wgrad w)
+ * is poisoned with NaN and compared; the plan's workspace_bytes of device
+ * memory is allocated and passed as convcat_tensors.workspace.  Types: the
+ * output is out_type, a_type the GEMM A operand (fprop x, dgrad and wgrad dy),
+ * b_type the B operand (fprop and dgrad w, wgrad x). */
 #ifndef CONVCAT_VERIFY_H
 #define CONVCAT_VERIFY_H
 
@@ -12,6 +20,7 @@ typedef struct cvc_verify {
     long long nonfinite; /* outputs left NaN/Inf (the output is poisoned with NaN before the run) */
     long long outliers;  /* outputs with |y - ref| > elem_tolerance * (|ref| + rms(ref)) */
     double elem_tolerance;
+    size_t workspace_bytes; /* the plan's workspace, allocated and passed */
     int passed;          /* rel_err <= tolerance, no non-finite output, no outlier */
 } cvc_verify;
 
@@ -41,12 +50,13 @@ convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem 
                               unsigned seed, const cvc_epilogue *epi, cvc_sabotage sabotage,
                               cvc_verify *out);
 
-/* convcat_autotune on fresh random tensors of p (allocated and freed here). */
+/* convcat_autotune on fresh random tensors of p (allocated and freed here),
+ * with a workspace as large as the largest any runnable kernel's plan asks for. */
 convcat_status cvc_verify_autotune(const convcat_catalog *cat, const convcat_problem *p, convcat_tune_cache *cache,
                                    int iters, size_t *index_out, double *ms_out);
 
 /* Median milliseconds of `iters` launches of a plan for p (after warm-up), on
- * random data; the tensors are allocated and freed here. */
+ * random data; the tensors and the plan's workspace are allocated and freed here. */
 convcat_status cvc_time_run(const convcat_catalog *cat, const convcat_problem *p, size_t index, int iters,
                             double *ms_out, size_t *index_out);
 
