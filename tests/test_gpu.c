@@ -1,0 +1,646 @@
+/* test_gpu.c: every kernel of a catalog (fprop, dgrad, wgrad) against the GPU reference.
+ *
+ *   test_gpu [CATALOG] [--match TEXT]     (CATALOG defaults to $CONVCAT_TEST_CATALOG)
+ *
+ * One CUnit test per kernel of the device's arch, named by its key.  Each
+ * runs the kernel on ~20 problems of its op and dimensionality on fresh
+ * random data with the output poisoned with NaN (cvc_verify_run: the op's
+ * two inputs random, its output checked, the plan's workspace allocated),
+ * and checks ||out - ref|| / ||ref|| against the output type's bound, that
+ * no element is an outlier and that none was left unwritten.  A kernel must
+ * run at least MIN_RUNS problems (no vacuous pass).
+ *
+ *  - fprop: 1D/2D/3D; padding, asymmetric padding, stride 2..8, dilation
+ *    2..3, M and N not multiples of the tile, C not a multiple of the K tile,
+ *    tiny and large, a residual with alpha/beta, fused bias and ReLU/GELU/SiLU.
+ *  - dgrad (dx from dy and w): unit stride only (the first dgrad kernels
+ *    refuse stride > 1; each dgrad test also checks that a stride-2 problem
+ *    is refused with a reason, by convcat_check and convcat_plan_create);
+ *    odd sizes, M = N*D*H*W and N = C tails, C and K multiples of 8 but not
+ *    of 64, asymmetric padding, dilation 1..3, 1..7 taps, even taps, large
+ *    problems, alpha/beta (beta != 0: gradient accumulation).
+ *  - wgrad (dw from dy and x): the same variety plus stride 2, 3 and 8 and
+ *    large N*Z*P*Q (the GEMM K: split-K), beta with split-K.
+ * dgrad and wgrad run without bias and activation (fprop-only features).
+ *
+ * Then per op present: the check can fail (one damaged output element is
+ * caught), and convcat_autotune picks a kernel that passes and a cache
+ * remembers it.  Without a GPU it exits 77 (skip) and says why.
+ */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "convcat.h"
+#include "verify.h"
+
+typedef struct shape {
+    int n, d, h, w, c, k, t, r, s;
+    int lo[3], hi[3], stride[3], dil[3];   /* D, H, W */
+    float alpha, beta;
+    int bias;                              /* a random per-channel bias */
+    convcat_activation act;
+} shape;
+
+#define MIN_RUNS 10   /* problems each kernel must run (not refused, no error) */
+
+#define P2(n, h, w, c, k, r, s, lh, lw, hh, hw, sh, sw, dh, dw) \
+    {n, 1, h, w, c, k, 1, r, s, {0, lh, lw}, {0, hh, hw}, {1, sh, sw}, {1, dh, dw}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}
+#define P1(n, w, c, k, s, l, h, st, dl) \
+    {n, 1, 1, w, c, k, 1, 1, s, {0, 0, l}, {0, 0, h}, {1, 1, st}, {1, 1, dl}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}
+#define P3(n, d, h, w, c, k, t, r, s, pad, st, dl) \
+    {n, d, h, w, c, k, t, r, s, {pad, pad, pad}, {pad, pad, pad}, {st, st, st}, {dl, dl, dl}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}
+
+/* Epilogue variants of one shape: alpha and beta (no bias, no activation). */
+#define AB(n, d, h, w, c, k, t, r, s, lo, hi, st, dl, alpha, beta) \
+    {n, d, h, w, c, k, t, r, s, lo, hi, st, dl, alpha, beta, 0, CONVCAT_ACT_NONE}
+#define V3(a, b, c) {a, b, c}
+
+/* ---- fprop --------------------------------------------------------------- */
+
+static const shape shapes_2d[] = {
+    P2(1, 3, 3, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),          /* tiny */
+    P2(2, 7, 9, 16, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),
+    P2(2, 15, 17, 32, 40, 3, 3, 1, 1, 1, 1, 2, 2, 1, 1),      /* stride 2 */
+    P2(1, 16, 16, 64, 64, 3, 3, 2, 2, 2, 2, 1, 1, 2, 2),      /* dilation 2 */
+    P2(2, 10, 12, 24, 32, 3, 3, 0, 2, 2, 0, 1, 1, 1, 1),      /* asymmetric padding */
+    P2(4, 14, 14, 256, 128, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),    /* 1x1 */
+    P2(3, 11, 13, 72, 136, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),     /* M, N tails */
+    P2(2, 9, 9, 200, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),       /* C not a multiple of 64 */
+    P2(8, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),      /* large M */
+    P2(2, 14, 14, 512, 512, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),    /* large K */
+    P2(2, 23, 23, 8, 64, 7, 7, 3, 3, 3, 3, 2, 2, 1, 1),       /* 7x7 stride 2, C = 8 */
+    P2(1, 20, 20, 40, 56, 5, 5, 2, 2, 2, 2, 1, 1, 1, 1),      /* 5x5 */
+    P2(3, 6, 6, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),         /* K = 8 */
+    P2(64, 7, 7, 128, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),     /* many small images */
+    P2(2, 28, 28, 64, 128, 1, 1, 0, 0, 0, 0, 2, 2, 1, 1),     /* 1x1 stride 2 */
+    P2(2, 12, 17, 32, 32, 3, 5, 1, 2, 1, 2, 1, 2, 2, 1),      /* mixed strides and dilations */
+    P2(1, 1, 300, 16, 32, 1, 3, 0, 1, 0, 1, 1, 1, 1, 1),      /* one row */
+    P2(1, 2, 2, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),        /* filter larger than the image */
+    P2(2, 9, 9, 48, 48, 3, 3, 0, 0, 0, 0, 1, 1, 1, 1),        /* no padding */
+    P2(1, 33, 33, 64, 192, 3, 3, 1, 1, 1, 1, 3, 3, 1, 1),     /* stride 3 */
+    P2(2, 31, 31, 32, 64, 3, 3, 1, 1, 1, 1, 8, 8, 1, 1),      /* stride 8 */
+    P2(1, 1, 1, 8, 8, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),          /* M = 1 */
+    {2, 1, 16, 16, 64, 64, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE}, /* residual */
+    /* fused epilogues: bias, activations, with and without a residual; N and M tails */
+    {2, 1, 9, 11, 64, 72, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 1, CONVCAT_ACT_RELU},
+    {2, 1, 9, 11, 64, 136, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 1.0f, 1, CONVCAT_ACT_GELU},
+    {1, 1, 13, 7, 32, 200, 1, 1, 1, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_SILU},
+};
+
+static const shape shapes_1d[] = {
+    P1(1, 5, 8, 8, 3, 1, 1, 1, 1),
+    P1(2, 37, 16, 24, 3, 1, 1, 1, 1),
+    P1(2, 101, 32, 40, 3, 1, 1, 2, 1),       /* stride 2 */
+    P1(1, 64, 64, 64, 3, 2, 2, 1, 2),        /* dilation 2 */
+    P1(2, 50, 24, 32, 3, 0, 2, 1, 1),        /* asymmetric padding */
+    P1(4, 196, 256, 128, 1, 0, 0, 1, 1),     /* 1x1 */
+    P1(3, 143, 72, 136, 3, 1, 1, 1, 1),      /* M, N tails */
+    P1(2, 81, 200, 48, 3, 1, 1, 1, 1),       /* C = 200 */
+    P1(16, 4096, 64, 64, 3, 1, 1, 1, 1),     /* large M */
+    P1(2, 196, 512, 512, 3, 1, 1, 1, 1),     /* large K */
+    P1(2, 529, 8, 64, 7, 3, 3, 2, 1),        /* 7 taps, stride 2 */
+    P1(1, 400, 40, 56, 5, 2, 2, 1, 1),
+    P1(3, 36, 16, 8, 3, 1, 1, 1, 1),         /* K = 8 */
+    P1(64, 49, 128, 256, 3, 1, 1, 1, 1),
+    P1(2, 784, 64, 128, 1, 0, 0, 2, 1),      /* 1x1 stride 2 */
+    P1(1, 300, 16, 32, 9, 4, 4, 1, 3),       /* dilation 3 */
+    P1(1, 2, 16, 16, 3, 1, 1, 1, 1),         /* filter wider than the signal */
+    P1(2, 81, 48, 48, 3, 0, 0, 1, 1),        /* no padding */
+    P1(1, 1089, 64, 192, 3, 1, 1, 3, 1),     /* stride 3 */
+    P1(2, 961, 32, 64, 3, 1, 1, 8, 1),       /* stride 8 */
+    P1(1, 1, 8, 8, 1, 0, 0, 1, 1),           /* M = 1 */
+    {2, 1, 1, 256, 64, 64, 1, 1, 3, {0, 0, 1}, {0, 0, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE}, /* residual */
+    {2, 1, 1, 99, 64, 72, 1, 1, 3, {0, 0, 1}, {0, 0, 1}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 1, CONVCAT_ACT_RELU},
+    {2, 1, 1, 99, 64, 136, 1, 1, 3, {0, 0, 1}, {0, 0, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 1.0f, 1, CONVCAT_ACT_GELU},
+    {1, 1, 1, 91, 32, 200, 1, 1, 1, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_SILU},
+};
+
+static const shape shapes_3d[] = {
+    P3(1, 3, 3, 3, 8, 8, 3, 3, 3, 1, 1, 1),
+    P3(2, 5, 7, 9, 16, 24, 3, 3, 3, 1, 1, 1),
+    P3(2, 9, 11, 13, 32, 40, 3, 3, 3, 1, 2, 1),      /* stride 2 */
+    P3(1, 8, 10, 10, 64, 64, 3, 3, 3, 2, 1, 2),      /* dilation 2 */
+    P3(2, 6, 14, 14, 256, 128, 1, 1, 1, 0, 1, 1),    /* 1x1x1 */
+    P3(3, 5, 11, 13, 72, 136, 3, 3, 3, 1, 1, 1),     /* M, N tails */
+    P3(2, 4, 9, 9, 200, 48, 3, 3, 3, 1, 1, 1),       /* C = 200 */
+    P3(4, 16, 28, 28, 64, 64, 3, 3, 3, 1, 1, 1),     /* large M */
+    P3(1, 4, 7, 7, 512, 256, 3, 3, 3, 1, 1, 1),      /* large K */
+    P3(2, 9, 15, 15, 8, 64, 5, 5, 5, 2, 2, 1),       /* 5x5x5 stride 2, C = 8 */
+    P3(3, 4, 6, 6, 16, 8, 3, 3, 3, 1, 1, 1),         /* K = 8 */
+    P3(2, 8, 16, 16, 64, 128, 1, 1, 1, 0, 2, 1),     /* 1x1x1 stride 2 */
+    P3(1, 2, 2, 2, 16, 16, 3, 3, 3, 1, 1, 1),        /* filter larger than the volume */
+    P3(2, 5, 9, 9, 48, 48, 3, 3, 3, 0, 1, 1),        /* no padding */
+    P3(1, 10, 17, 17, 64, 192, 3, 3, 3, 1, 3, 1),    /* stride 3 */
+    P3(1, 1, 1, 1, 8, 8, 1, 1, 1, 0, 1, 1),          /* M = 1 */
+    P3(1, 12, 12, 12, 32, 32, 3, 3, 3, 3, 1, 3),     /* dilation 3 */
+    {2, 4, 9, 11, 24, 32, 3, 3, 3, {0, 1, 2}, {2, 1, 0}, {1, 2, 1}, {2, 1, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}, /* mixed */
+    {1, 6, 10, 10, 32, 48, 2, 3, 4, {1, 1, 2}, {0, 1, 1}, {2, 1, 3}, {1, 2, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}, /* even taps */
+    {2, 4, 8, 8, 64, 64, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE}, /* residual */
+    {1, 3, 5, 7, 64, 72, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 1, CONVCAT_ACT_RELU},
+    {1, 3, 5, 7, 64, 136, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 1.0f, 1, CONVCAT_ACT_GELU},
+    {1, 2, 6, 7, 32, 200, 1, 1, 1, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_SILU},
+};
+
+/* ---- dgrad: dx = conv^T(dy, w), unit stride ------------------------------ */
+/* GEMM M = N*D*H*W, N = C, K = K*T*R*S.  C and K are multiples of 8 (16-byte rows). */
+
+static const shape dgrad_2d[] = {
+    P2(1, 3, 3, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),          /* tiny */
+    P2(2, 7, 9, 16, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),        /* odd sizes */
+    P2(3, 11, 13, 136, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),     /* M and N (= C = 136) tails, K = 72 */
+    P2(2, 9, 9, 48, 200, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),       /* K = 200: the GEMM K tail */
+    P2(1, 16, 16, 64, 64, 3, 3, 2, 2, 2, 2, 1, 1, 2, 2),      /* dilation 2 */
+    P2(1, 20, 20, 32, 40, 3, 3, 3, 3, 3, 3, 1, 1, 3, 3),      /* dilation 3 */
+    P2(2, 10, 12, 24, 32, 3, 3, 0, 2, 2, 0, 1, 1, 1, 1),      /* asymmetric padding */
+    P2(1, 15, 15, 24, 40, 3, 3, 2, 0, 0, 2, 1, 1, 1, 1),      /* asymmetric the other way */
+    P2(4, 14, 14, 128, 256, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),    /* 1x1 */
+    P2(2, 7, 7, 32, 32, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1),        /* 1x1 padded: dy wider than dx */
+    P2(1, 20, 20, 40, 56, 5, 5, 2, 2, 2, 2, 1, 1, 1, 1),      /* 5x5 */
+    P2(2, 23, 23, 8, 64, 7, 7, 3, 3, 3, 3, 1, 1, 1, 1),       /* 7x7, C = 8 */
+    P2(2, 23, 23, 64, 8, 7, 7, 3, 3, 3, 3, 1, 1, 1, 1),       /* 7x7, K = 8 */
+    P2(2, 12, 17, 32, 32, 2, 4, 0, 1, 1, 2, 1, 1, 1, 1),      /* even taps */
+    P2(2, 12, 17, 32, 32, 3, 5, 1, 2, 1, 2, 1, 1, 2, 1),      /* mixed dilations */
+    P2(8, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),      /* large M */
+    P2(2, 14, 14, 512, 512, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),    /* large N and K */
+    P2(64, 7, 7, 256, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),     /* many small images */
+    P2(1, 1, 300, 16, 32, 1, 3, 0, 1, 0, 1, 1, 1, 1, 1),      /* one row */
+    P2(1, 2, 2, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),        /* filter larger than the image */
+    P2(2, 9, 9, 48, 48, 3, 3, 0, 0, 0, 0, 1, 1, 1, 1),        /* no padding: border dx see fewer taps */
+    P2(1, 1, 1, 8, 8, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),          /* M = 1 */
+    AB(2, 1, 16, 16, 64, 64, 1, 3, 3, V3(0, 1, 1), V3(0, 1, 1), V3(1, 1, 1), V3(1, 1, 1), 0.5f, 0.75f),  /* residual */
+    AB(2, 1, 9, 11, 72, 136, 1, 3, 3, V3(0, 1, 1), V3(0, 1, 1), V3(1, 1, 1), V3(1, 1, 1), 1.0f, 1.0f),   /* accumulate, tails */
+};
+
+static const shape dgrad_1d[] = {
+    P1(1, 5, 8, 8, 3, 1, 1, 1, 1),
+    P1(2, 37, 16, 24, 3, 1, 1, 1, 1),
+    P1(3, 143, 136, 72, 3, 1, 1, 1, 1),      /* M, N tails */
+    P1(2, 81, 48, 200, 3, 1, 1, 1, 1),       /* K = 200 */
+    P1(1, 64, 64, 64, 3, 2, 2, 1, 2),        /* dilation 2 */
+    P1(1, 100, 32, 40, 3, 3, 3, 1, 3),       /* dilation 3 */
+    P1(1, 300, 16, 32, 9, 4, 4, 1, 3),       /* 9 taps, dilation 3 */
+    P1(2, 50, 24, 32, 3, 0, 2, 1, 1),        /* asymmetric padding */
+    P1(4, 196, 128, 256, 1, 0, 0, 1, 1),     /* 1 tap */
+    P1(1, 400, 40, 56, 5, 2, 2, 1, 1),       /* 5 taps */
+    P1(2, 529, 8, 64, 7, 3, 3, 1, 1),        /* 7 taps, C = 8 */
+    P1(2, 99, 32, 32, 4, 1, 2, 1, 1),        /* even taps */
+    P1(2, 100, 24, 40, 2, 0, 1, 1, 2),       /* even taps, dilation 2 */
+    P1(16, 4096, 64, 64, 3, 1, 1, 1, 1),     /* large M */
+    P1(2, 196, 512, 512, 3, 1, 1, 1, 1),     /* large N and K */
+    P1(64, 49, 256, 128, 3, 1, 1, 1, 1),
+    P1(1, 2, 16, 16, 3, 1, 1, 1, 1),         /* filter wider than the signal */
+    P1(2, 81, 48, 48, 3, 0, 0, 1, 1),        /* no padding */
+    P1(1, 1, 8, 8, 1, 0, 0, 1, 1),           /* M = 1 */
+    P1(3, 36, 16, 8, 3, 1, 1, 1, 1),         /* K = 8 */
+    AB(2, 1, 1, 256, 64, 64, 1, 1, 3, V3(0, 0, 1), V3(0, 0, 1), V3(1, 1, 1), V3(1, 1, 1), 0.5f, 0.75f),  /* residual */
+    AB(2, 1, 1, 99, 72, 136, 1, 1, 3, V3(0, 0, 1), V3(0, 0, 1), V3(1, 1, 1), V3(1, 1, 1), 1.0f, 1.0f),   /* accumulate */
+};
+
+static const shape dgrad_3d[] = {
+    P3(1, 3, 3, 3, 8, 8, 3, 3, 3, 1, 1, 1),
+    P3(2, 5, 7, 9, 16, 24, 3, 3, 3, 1, 1, 1),
+    P3(3, 5, 11, 13, 136, 72, 3, 3, 3, 1, 1, 1),     /* M, N tails */
+    P3(2, 4, 9, 9, 48, 200, 3, 3, 3, 1, 1, 1),       /* K = 200 */
+    P3(1, 8, 10, 10, 64, 64, 3, 3, 3, 2, 1, 2),      /* dilation 2 */
+    P3(1, 12, 12, 12, 32, 32, 3, 3, 3, 3, 1, 3),     /* dilation 3 */
+    P3(2, 6, 14, 14, 128, 256, 1, 1, 1, 0, 1, 1),    /* 1x1x1 */
+    P3(2, 8, 16, 16, 64, 128, 1, 1, 1, 0, 1, 1),
+    P3(2, 9, 15, 15, 8, 64, 5, 5, 5, 2, 1, 1),       /* 5x5x5, C = 8 */
+    P3(3, 4, 6, 6, 16, 8, 3, 3, 3, 1, 1, 1),         /* K = 8 */
+    P3(2, 16, 28, 28, 64, 64, 3, 3, 3, 1, 1, 1),     /* large M */
+    P3(1, 4, 7, 7, 512, 256, 3, 3, 3, 1, 1, 1),      /* large N and K */
+    P3(1, 2, 2, 2, 16, 16, 3, 3, 3, 1, 1, 1),        /* filter larger than the volume */
+    P3(2, 5, 9, 9, 48, 48, 3, 3, 3, 0, 1, 1),        /* no padding */
+    P3(1, 1, 1, 1, 8, 8, 1, 1, 1, 0, 1, 1),          /* M = 1 */
+    AB(2, 4, 9, 11, 24, 32, 3, 3, 3, V3(0, 1, 2), V3(2, 1, 0), V3(1, 1, 1), V3(2, 1, 1), 1.0f, 0.0f), /* asymmetric, mixed dilation */
+    AB(1, 6, 10, 10, 32, 48, 2, 3, 4, V3(1, 1, 2), V3(0, 1, 1), V3(1, 1, 1), V3(1, 2, 1), 1.0f, 0.0f), /* even taps */
+    AB(1, 4, 12, 12, 16, 32, 3, 7, 7, V3(1, 3, 3), V3(1, 3, 3), V3(1, 1, 1), V3(1, 1, 1), 1.0f, 0.0f), /* 3x7x7 */
+    AB(2, 4, 8, 8, 64, 64, 3, 3, 3, V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1), 0.5f, 0.75f), /* residual */
+    AB(1, 3, 5, 7, 72, 136, 3, 3, 3, V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1), 1.0f, 1.0f),  /* accumulate */
+};
+
+/* Strided dgrad: refused for now (convcat_check and convcat_plan_create say
+ * CONVCAT_ERR_UNSUPPORTED with a reason).  When strided dgrad kernels land,
+ * move these into the lists above (and add more strides). */
+static const shape dgrad_strided[3][2] = {
+    {P1(2, 101, 32, 40, 3, 1, 1, 2, 1), P1(1, 64, 16, 16, 1, 0, 0, 2, 1)},
+    {P2(2, 15, 17, 32, 40, 3, 3, 1, 1, 1, 1, 2, 2, 1, 1), P2(2, 15, 17, 32, 40, 3, 3, 1, 1, 1, 1, 1, 2, 1, 1)},
+    {P3(2, 9, 11, 13, 32, 40, 3, 3, 3, 1, 2, 1),
+     AB(2, 9, 11, 13, 32, 40, 3, 3, 3, V3(1, 1, 1), V3(1, 1, 1), V3(2, 1, 1), V3(1, 1, 1), 1.0f, 0.0f)},
+};
+
+/* ---- wgrad: dw = conv^T(dy, x) --------------------------------------------- */
+/* GEMM M = K, N = T*R*S*C, K = N*Z*P*Q (large: split-K). */
+
+static const shape wgrad_2d[] = {
+    P2(1, 3, 3, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),          /* tiny */
+    P2(2, 7, 9, 16, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),        /* odd sizes */
+    P2(2, 15, 17, 32, 40, 3, 3, 1, 1, 1, 1, 2, 2, 1, 1),      /* stride 2 */
+    P2(1, 33, 33, 64, 192, 3, 3, 1, 1, 1, 1, 3, 3, 1, 1),     /* stride 3 */
+    P2(2, 31, 31, 32, 64, 3, 3, 1, 1, 1, 1, 8, 8, 1, 1),      /* stride 8 */
+    P2(1, 16, 16, 64, 64, 3, 3, 2, 2, 2, 2, 1, 1, 2, 2),      /* dilation 2 */
+    P2(1, 20, 20, 32, 40, 3, 3, 3, 3, 3, 3, 1, 1, 3, 3),      /* dilation 3 */
+    P2(2, 10, 12, 24, 32, 3, 3, 0, 2, 2, 0, 1, 1, 1, 1),      /* asymmetric padding */
+    P2(4, 14, 14, 256, 128, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),    /* 1x1 */
+    P2(3, 11, 13, 72, 136, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),     /* M (= K = 136) and N tails, C = 72 */
+    P2(2, 9, 9, 200, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),       /* C = 200 */
+    P2(2, 23, 23, 8, 64, 7, 7, 3, 3, 3, 3, 2, 2, 1, 1),       /* 7x7 stride 2, C = 8 */
+    P2(2, 23, 23, 64, 8, 7, 7, 3, 3, 3, 3, 1, 1, 1, 1),       /* 7x7, K = 8 */
+    P2(1, 20, 20, 40, 56, 5, 5, 2, 2, 2, 2, 1, 1, 1, 1),      /* 5x5 */
+    P2(32, 28, 28, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),     /* N*P*Q = 25088: split-K */
+    P2(8, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),      /* N*P*Q = 25088 */
+    P2(32, 28, 28, 256, 128, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),   /* 1x1, large GEMM K */
+    P2(8, 56, 56, 64, 128, 1, 1, 0, 0, 0, 0, 2, 2, 1, 1),     /* 1x1 stride 2 */
+    P2(2, 12, 17, 32, 32, 2, 4, 0, 1, 1, 2, 1, 2, 1, 1),      /* even taps, mixed strides */
+    P2(2, 12, 17, 32, 32, 3, 5, 1, 2, 1, 2, 1, 2, 2, 1),      /* mixed strides and dilations */
+    P2(1, 2, 2, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),        /* filter larger than the image */
+    P2(2, 9, 9, 48, 48, 3, 3, 0, 0, 0, 0, 1, 1, 1, 1),        /* no padding */
+    P2(1, 1, 1, 8, 8, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),          /* GEMM K = 1 */
+    P2(2, 14, 14, 512, 512, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),    /* large M and N */
+    AB(2, 1, 16, 16, 64, 64, 1, 3, 3, V3(0, 1, 1), V3(0, 1, 1), V3(1, 1, 1), V3(1, 1, 1), 0.5f, 0.75f),  /* residual */
+    AB(16, 1, 28, 28, 72, 136, 1, 3, 3, V3(0, 1, 1), V3(0, 1, 1), V3(1, 1, 1), V3(1, 1, 1), 1.0f, 1.0f), /* accumulate, split-K */
+};
+
+static const shape wgrad_1d[] = {
+    P1(1, 5, 8, 8, 3, 1, 1, 1, 1),
+    P1(2, 37, 16, 24, 3, 1, 1, 1, 1),
+    P1(2, 101, 32, 40, 3, 1, 1, 2, 1),       /* stride 2 */
+    P1(1, 1089, 64, 192, 3, 1, 1, 3, 1),     /* stride 3 */
+    P1(2, 961, 32, 64, 3, 1, 1, 8, 1),       /* stride 8 */
+    P1(1, 64, 64, 64, 3, 2, 2, 1, 2),        /* dilation 2 */
+    P1(1, 300, 16, 32, 9, 4, 4, 1, 3),       /* 9 taps, dilation 3 */
+    P1(2, 50, 24, 32, 3, 0, 2, 1, 1),        /* asymmetric padding */
+    P1(4, 196, 256, 128, 1, 0, 0, 1, 1),     /* 1 tap */
+    P1(3, 143, 72, 136, 3, 1, 1, 1, 1),      /* M, N tails */
+    P1(2, 81, 200, 48, 3, 1, 1, 1, 1),       /* C = 200 */
+    P1(2, 529, 8, 64, 7, 3, 3, 2, 1),        /* 7 taps, stride 2, C = 8 */
+    P1(2, 529, 64, 8, 7, 3, 3, 1, 1),        /* 7 taps, K = 8 */
+    P1(1, 400, 40, 56, 5, 2, 2, 1, 1),
+    P1(32, 784, 64, 64, 3, 1, 1, 1, 1),      /* N*Q = 25088: split-K */
+    P1(8, 3136, 64, 64, 3, 1, 1, 1, 1),
+    P1(2, 784, 64, 128, 1, 0, 0, 2, 1),      /* 1 tap, stride 2 */
+    P1(2, 99, 32, 32, 4, 1, 2, 1, 1),        /* even taps */
+    P1(1, 2, 16, 16, 3, 1, 1, 1, 1),         /* filter wider than the signal */
+    P1(2, 81, 48, 48, 3, 0, 0, 1, 1),        /* no padding */
+    P1(1, 1, 8, 8, 1, 0, 0, 1, 1),           /* GEMM K = 1 */
+    P1(2, 196, 512, 512, 3, 1, 1, 1, 1),     /* large M and N */
+    AB(2, 1, 1, 256, 64, 64, 1, 1, 3, V3(0, 0, 1), V3(0, 0, 1), V3(1, 1, 1), V3(1, 1, 1), 0.5f, 0.75f),  /* residual */
+    AB(16, 1, 1, 784, 72, 136, 1, 1, 3, V3(0, 0, 1), V3(0, 0, 1), V3(1, 1, 1), V3(1, 1, 1), 1.0f, 1.0f), /* accumulate, split-K */
+};
+
+static const shape wgrad_3d[] = {
+    P3(1, 3, 3, 3, 8, 8, 3, 3, 3, 1, 1, 1),
+    P3(2, 5, 7, 9, 16, 24, 3, 3, 3, 1, 1, 1),
+    P3(2, 9, 11, 13, 32, 40, 3, 3, 3, 1, 2, 1),      /* stride 2 */
+    P3(1, 10, 17, 17, 64, 192, 3, 3, 3, 1, 3, 1),    /* stride 3 */
+    P3(1, 8, 10, 10, 64, 64, 3, 3, 3, 2, 1, 2),      /* dilation 2 */
+    P3(1, 12, 12, 12, 32, 32, 3, 3, 3, 3, 1, 3),     /* dilation 3 */
+    P3(2, 6, 14, 14, 256, 128, 1, 1, 1, 0, 1, 1),    /* 1x1x1 */
+    P3(3, 5, 11, 13, 72, 136, 3, 3, 3, 1, 1, 1),     /* M, N tails */
+    P3(2, 4, 9, 9, 200, 48, 3, 3, 3, 1, 1, 1),       /* C = 200 */
+    P3(2, 9, 15, 15, 8, 64, 5, 5, 5, 2, 2, 1),       /* 5x5x5 stride 2, C = 8 */
+    P3(3, 4, 6, 6, 16, 8, 3, 3, 3, 1, 1, 1),         /* K = 8 */
+    P3(2, 16, 28, 28, 64, 64, 3, 3, 3, 1, 1, 1),     /* N*Z*P*Q = 25088: split-K */
+    P3(2, 8, 16, 16, 64, 128, 1, 1, 1, 0, 2, 1),     /* 1x1x1 stride 2 */
+    P3(1, 2, 2, 2, 16, 16, 3, 3, 3, 1, 1, 1),        /* filter larger than the volume */
+    P3(2, 5, 9, 9, 48, 48, 3, 3, 3, 0, 1, 1),        /* no padding */
+    P3(1, 1, 1, 1, 8, 8, 1, 1, 1, 0, 1, 1),          /* GEMM K = 1 */
+    P3(1, 4, 7, 7, 512, 256, 3, 3, 3, 1, 1, 1),      /* large M and N */
+    AB(2, 4, 9, 11, 24, 32, 3, 3, 3, V3(0, 1, 2), V3(2, 1, 0), V3(1, 2, 1), V3(2, 1, 1), 1.0f, 0.0f), /* mixed */
+    AB(1, 6, 10, 10, 32, 48, 2, 3, 4, V3(1, 1, 2), V3(0, 1, 1), V3(2, 1, 3), V3(1, 2, 1), 1.0f, 0.0f), /* even taps */
+    AB(2, 4, 16, 16, 16, 32, 3, 7, 7, V3(1, 3, 3), V3(1, 3, 3), V3(1, 2, 2), V3(1, 1, 1), 1.0f, 0.0f), /* 3x7x7 stride 2 */
+    AB(2, 4, 8, 8, 64, 64, 3, 3, 3, V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1), 0.5f, 0.75f), /* residual */
+    AB(4, 4, 14, 14, 72, 136, 3, 3, 3, V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1), 1.0f, 1.0f), /* accumulate */
+};
+
+/* ---- the lists by op and dims, and the problems of the checker and autotune tests */
+
+typedef struct shape_list {
+    const shape *shapes;
+    size_t count;
+} shape_list;
+
+#define LIST(a) {a, sizeof a / sizeof a[0]}
+static const shape_list lists[3][3] = {   /* [op][dims - 1] */
+    [CONVCAT_FPROP] = {LIST(shapes_1d), LIST(shapes_2d), LIST(shapes_3d)},
+    [CONVCAT_DGRAD] = {LIST(dgrad_1d), LIST(dgrad_2d), LIST(dgrad_3d)},
+    [CONVCAT_WGRAD] = {LIST(wgrad_1d), LIST(wgrad_2d), LIST(wgrad_3d)},
+};
+
+/* The checker's problems: many outputs (>= 100k), each a sum of few enough
+ * terms (|ref| ~ 10) that a wrong 100 is always an outlier. */
+static const shape checker_shapes[3][3] = {
+    [CONVCAT_FPROP] = {P1(16, 4096, 64, 64, 3, 1, 1, 1, 1), P2(8, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),
+                       P3(4, 16, 28, 28, 64, 64, 3, 3, 3, 1, 1, 1)},
+    [CONVCAT_DGRAD] = {P1(16, 4096, 64, 64, 3, 1, 1, 1, 1), P2(8, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),
+                       P3(2, 16, 28, 28, 64, 64, 3, 3, 3, 1, 1, 1)},
+    [CONVCAT_WGRAD] = {P1(2, 196, 512, 512, 3, 1, 1, 1, 1), P2(2, 14, 14, 512, 512, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),
+                       P3(1, 4, 7, 7, 512, 256, 3, 3, 3, 1, 1, 1)},
+};
+
+/* Autotune's problems: large enough for the kernels to differ; for wgrad a
+ * large GEMM K, so that split-K kernels ask for a workspace. */
+static const shape autotune_shapes[3][3] = {
+    [CONVCAT_FPROP] = {P1(2, 196, 512, 512, 3, 1, 1, 1, 1), P2(2, 14, 14, 512, 512, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),
+                       P3(1, 4, 7, 7, 512, 256, 3, 3, 3, 1, 1, 1)},
+    [CONVCAT_DGRAD] = {P1(2, 196, 512, 512, 3, 1, 1, 1, 1), P2(2, 14, 14, 512, 512, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),
+                       P3(1, 4, 7, 7, 512, 256, 3, 3, 3, 1, 1, 1)},
+    [CONVCAT_WGRAD] = {P1(32, 784, 64, 64, 3, 1, 1, 1, 1), P2(32, 28, 28, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),
+                       P3(2, 16, 28, 28, 64, 64, 3, 3, 3, 1, 1, 1)},
+};
+
+static const convcat_catalog *catalog;
+static unsigned base_seed;
+static long long runs, failures;
+static size_t first_kernel[3] = {(size_t)-1, (size_t)-1, (size_t)-1};   /* per op: the checker's and autotune's */
+
+static const char *const op_names[3] = {"fprop", "dgrad", "wgrad"};
+
+static convcat_problem problem_for(convcat_op op, int dims, convcat_dtype a, convcat_dtype b, convcat_dtype out,
+                                   const shape *sh)
+{
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.op = op;
+    p.dims = dims;
+    p.a_type = a, p.b_type = b, p.out_type = out;
+    p.n = sh->n, p.d = sh->d, p.h = sh->h, p.w = sh->w, p.c = sh->c, p.k = sh->k;
+    p.t = sh->t, p.r = sh->r, p.s = sh->s;
+    for (int ax = 0; ax < 3; ++ax) {
+        p.pad_lo[ax] = sh->lo[ax], p.pad_hi[ax] = sh->hi[ax];
+        p.stride[ax] = sh->stride[ax], p.dilation[ax] = sh->dil[ax];
+    }
+    return p;
+}
+
+static convcat_problem entry_problem(const convcat_entry_info *e, const shape *sh)
+{
+    return problem_for(e->op, e->dims, e->a_type, e->b_type, e->out_type, sh);
+}
+
+/* One problem on one kernel; 1 if it ran (passed or not), 0 if refused or an error. */
+static int check_one(size_t index, const convcat_entry_info *e, const shape *sh, int no)
+{
+    convcat_problem p = entry_problem(e, sh);
+    char why[192];
+    const unsigned seed = base_seed + (unsigned)(index * 131 + (size_t)no);
+    ++runs;
+    if (convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK) {
+        ++failures;
+        printf("\n  %s problem %d refused: %s", e->key, no, why);
+        CU_FAIL("a test problem was refused");
+        return 0;
+    }
+    cvc_verify v;
+    const cvc_epilogue epi = {.alpha = sh->alpha, .beta = sh->beta, .bias = sh->bias, .activation = sh->act};
+    const convcat_status st = cvc_verify_run(catalog, &p, index, seed, &epi, CVC_SABOTAGE_NONE, &v);
+    if (st != CONVCAT_OK || !v.passed) {
+        ++failures;
+        if (st != CONVCAT_OK)
+            printf("\n  %s problem %d (seed %u): %s: %s", e->key, no, seed, convcat_status_string(st),
+                   convcat_last_error());
+        else
+            printf("\n  %s problem %d (seed %u): rel. error %.3e (bound %.0e), %lld non-finite, %lld outliers"
+                   " (workspace %zu bytes)",
+                   e->key, no, seed, v.rel_err, v.tolerance, v.nonfinite, v.outliers, v.workspace_bytes);
+    }
+    CU_ASSERT_EQUAL(st, CONVCAT_OK);
+    CU_ASSERT_TRUE(st == CONVCAT_OK && v.passed);
+    return st == CONVCAT_OK;
+}
+
+/* A strided dgrad problem must be refused, with a reason, by the rules and by
+ * the planner: the unit-stride dgrad kernels must never run it. */
+static void check_refused(size_t index, const convcat_entry_info *e, const shape *sh, int no)
+{
+    convcat_problem p = entry_problem(e, sh);
+    char why[192] = "";
+    const convcat_status st = convcat_check(catalog, index, &p, why, sizeof why);
+    if (st != CONVCAT_ERR_UNSUPPORTED || !why[0] || strcmp(why, "ok") == 0) {
+        ++failures;
+        printf("\n  %s strided problem %d: convcat_check says %s (\"%s\"), not a refusal with a reason", e->key,
+               no, convcat_status_string(st), why);
+    }
+    CU_ASSERT_EQUAL(st, CONVCAT_ERR_UNSUPPORTED);
+    CU_ASSERT_TRUE(why[0] != '\0' && strcmp(why, "ok") != 0);
+    convcat_plan *plan = NULL;
+    const convcat_status pst = convcat_plan_create(catalog, &p, index, &plan);
+    CU_ASSERT_EQUAL(pst, CONVCAT_ERR_UNSUPPORTED);
+    if (pst == CONVCAT_OK)
+        convcat_plan_destroy(plan);
+}
+
+/* The check itself must be able to fail: one damaged output element, NaN or
+ * wrong, among >= 100k correct ones must be caught, on the first kernel of
+ * each op in the catalog and a problem it passes. */
+static void checker_catches_one_bad_element(convcat_op op)
+{
+    convcat_entry_info e;
+    convcat_entry_info_get(catalog, first_kernel[op], &e);
+    convcat_problem p = entry_problem(&e, &checker_shapes[op][e.dims - 1]);
+    cvc_verify v;
+    const cvc_epilogue plain = {.alpha = 1.0f};
+    CU_ASSERT_EQUAL_FATAL(cvc_verify_run(catalog, &p, first_kernel[op], base_seed, &plain, CVC_SABOTAGE_NONE, &v),
+                          CONVCAT_OK);
+    CU_ASSERT_TRUE(v.passed);
+    CU_ASSERT_EQUAL(cvc_verify_run(catalog, &p, first_kernel[op], base_seed, &plain, CVC_SABOTAGE_UNWRITTEN, &v),
+                    CONVCAT_OK);
+    CU_ASSERT_FALSE(v.passed);
+    CU_ASSERT_EQUAL(v.nonfinite, 1);
+    CU_ASSERT_EQUAL(cvc_verify_run(catalog, &p, first_kernel[op], base_seed, &plain, CVC_SABOTAGE_WRONG, &v),
+                    CONVCAT_OK);
+    CU_ASSERT_FALSE(v.passed);
+    CU_ASSERT_EQUAL(v.outliers, 1);
+    printf("(%s: wrong element gives rel. error %.2e, %lld outlier) ", e.key, v.rel_err, v.outliers);
+}
+
+static void test_checker_fprop(void) { checker_catches_one_bad_element(CONVCAT_FPROP); }
+static void test_checker_dgrad(void) { checker_catches_one_bad_element(CONVCAT_DGRAD); }
+static void test_checker_wgrad(void) { checker_catches_one_bad_element(CONVCAT_WGRAD); }
+
+/* convcat_autotune: the winner is a kernel that can run the problem and
+ * passes the reference check; a cache remembers it (no timing the second
+ * time: the same index and time come back) and survives a save and load.
+ * The tensors (and the largest workspace of the candidates) come from
+ * cvc_verify_autotune. */
+static void autotune_picks_a_verified_kernel_and_remembers_it(convcat_op op)
+{
+    convcat_entry_info e;
+    convcat_entry_info_get(catalog, first_kernel[op], &e);
+    convcat_problem p = entry_problem(&e, &autotune_shapes[op][e.dims - 1]);
+    char path[] = "/tmp/convcat-gpu-tune-XXXXXX";
+    const int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    unlink(path);
+    convcat_tune_cache *cache;
+    CU_ASSERT_EQUAL_FATAL(convcat_tune_cache_load(path, &cache, NULL, 0), CONVCAT_OK);
+    size_t index = (size_t)-1, again = (size_t)-2;
+    double ms = 0, ms_again = 0;
+    const convcat_status st = cvc_verify_autotune(catalog, &p, cache, 10, &index, &ms);
+    if (st != CONVCAT_OK)
+        printf("\n  autotune %s: %s: %s", op_names[op], convcat_status_string(st), convcat_last_error());
+    CU_ASSERT_EQUAL_FATAL(st, CONVCAT_OK);
+    CU_ASSERT_EQUAL(convcat_tune_cache_count(cache), 1);
+    CU_ASSERT_TRUE(ms > 0);
+    CU_ASSERT_EQUAL(convcat_check(catalog, index, &p, NULL, 0), CONVCAT_OK);
+    CU_ASSERT_EQUAL(convcat_tune_cache_save(cache, path), CONVCAT_OK);
+    convcat_tune_cache_free(cache);
+    CU_ASSERT_EQUAL_FATAL(convcat_tune_cache_load(path, &cache, NULL, 0), CONVCAT_OK);
+    CU_ASSERT_EQUAL(cvc_verify_autotune(catalog, &p, cache, 10, &again, &ms_again), CONVCAT_OK);
+    CU_ASSERT_EQUAL(again, index);
+    CU_ASSERT_DOUBLE_EQUAL(ms_again, ms, 1e-5);   /* from the cache, not timed again */
+    convcat_tune_cache_free(cache);
+    unlink(path);
+    const cvc_epilogue plain = {.alpha = 1.0f};
+    cvc_verify v;
+    CU_ASSERT_EQUAL(cvc_verify_run(catalog, &p, index, base_seed, &plain, CVC_SABOTAGE_NONE, &v), CONVCAT_OK);
+    CU_ASSERT_TRUE(v.passed);
+    convcat_entry_info w;
+    convcat_entry_info_get(catalog, index, &w);
+    printf("(winner %s, %.4f ms, workspace %zu bytes) ", w.key, ms, v.workspace_bytes);
+}
+
+static void test_autotune_fprop(void) { autotune_picks_a_verified_kernel_and_remembers_it(CONVCAT_FPROP); }
+static void test_autotune_dgrad(void) { autotune_picks_a_verified_kernel_and_remembers_it(CONVCAT_DGRAD); }
+static void test_autotune_wgrad(void) { autotune_picks_a_verified_kernel_and_remembers_it(CONVCAT_WGRAD); }
+
+/* The current test's name is the kernel key. */
+static void test_kernel(void)
+{
+    const char *key = CU_get_current_test()->pName;
+    size_t index;
+    convcat_entry_info e;
+    CU_ASSERT_EQUAL_FATAL(convcat_find(catalog, key, &index), CONVCAT_OK);
+    convcat_entry_info_get(catalog, index, &e);
+    CU_ASSERT_FATAL((int)e.op >= 0 && (int)e.op < 3 && e.dims >= 1 && e.dims <= 3);
+    const shape_list *set = &lists[e.op][e.dims - 1];
+    int ran = 0;
+    for (size_t i = 0; i < set->count; ++i)
+        ran += check_one(index, &e, &set->shapes[i], (int)i);
+    if (e.op == CONVCAT_DGRAD)
+        for (int i = 0; i < 2; ++i)
+            check_refused(index, &e, &dgrad_strided[e.dims - 1][i], i);
+    if (ran < MIN_RUNS) {
+        ++failures;
+        printf("\n  %s ran %d problems of %zu: fewer than %d", key, ran, set->count, MIN_RUNS);
+    }
+    CU_ASSERT_TRUE(ran >= MIN_RUNS);
+}
+
+/* Every list's problems are valid (output extents >= 1) and the dgrad lists
+ * hold unit-stride problems only; checked on the CPU, before any GPU work. */
+static int lists_are_valid(void)
+{
+    int bad = 0;
+    for (int op = 0; op < 3; ++op)
+        for (int dims = 1; dims <= 3; ++dims) {
+            const shape_list *l = &lists[op][dims - 1];
+            const shape *extra[] = {&checker_shapes[op][dims - 1], &autotune_shapes[op][dims - 1],
+                                    op == CONVCAT_DGRAD ? &dgrad_strided[dims - 1][0] : NULL,
+                                    op == CONVCAT_DGRAD ? &dgrad_strided[dims - 1][1] : NULL};
+            for (size_t i = 0; i < l->count + 4; ++i) {
+                const shape *sh = i < l->count ? &l->shapes[i] : extra[i - l->count];
+                if (!sh)
+                    continue;
+                const convcat_problem p = problem_for((convcat_op)op, dims, CONVCAT_BF16, CONVCAT_BF16,
+                                                      CONVCAT_BF16, sh);
+                const int strided = sh->stride[0] > 1 || sh->stride[1] > 1 || sh->stride[2] > 1;
+                if (convcat_problem_output(&p, NULL, NULL, NULL) != CONVCAT_OK) {
+                    fprintf(stderr, "test_gpu: %s %dD problem %zu: %s\n", op_names[op], dims, i, convcat_last_error());
+                    ++bad;
+                } else if (op == CONVCAT_DGRAD && (i < l->count + 2 ? strided : !strided)) {
+                    fprintf(stderr, "test_gpu: dgrad %dD problem %zu: the main lists are unit-stride, the "
+                            "refusal problems strided\n", dims, i);
+                    ++bad;
+                } else if (op != CONVCAT_FPROP && (sh->bias || sh->act != CONVCAT_ACT_NONE)) {
+                    fprintf(stderr, "test_gpu: %s %dD problem %zu: bias and activation are fprop-only\n",
+                            op_names[op], dims, i);
+                    ++bad;
+                }
+            }
+            if (l->count < MIN_RUNS + 5) {
+                fprintf(stderr, "test_gpu: %s %dD: only %zu problems\n", op_names[op], dims, l->count);
+                ++bad;
+            }
+        }
+    return bad == 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = getenv("CONVCAT_TEST_CATALOG"), *match = NULL;
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--match") == 0 && i + 1 < argc)
+            match = argv[++i];
+        else
+            path = argv[i];
+    }
+    if (!path) {
+        fprintf(stderr, "test_gpu: no catalog (argument or CONVCAT_TEST_CATALOG)\n");
+        return 99;
+    }
+    if (!lists_are_valid())
+        return 1;
+    char name[128];
+    convcat_status st = cvc_verify_device(0, name, sizeof name);
+    if (st == CONVCAT_ERR_NO_DRIVER || st == CONVCAT_ERR_NO_DEVICE) {
+        printf("SKIP: no GPU to run the kernels on: %s\n", convcat_last_error());
+        return 77;
+    }
+    if (st != CONVCAT_OK) {
+        fprintf(stderr, "test_gpu: %s\n", convcat_last_error());
+        return 99;
+    }
+    convcat_catalog *cat;
+    if ((st = convcat_open(path, &cat)) != CONVCAT_OK) {
+        fprintf(stderr, "test_gpu: %s\n", convcat_last_error());
+        return 99;
+    }
+    catalog = cat;
+    convcat_arch arch;
+    convcat_device_arch(&arch, NULL);
+    base_seed = (unsigned)time(NULL);
+    printf("device %s, catalog %s, base seed %u\n", name, path, base_seed);
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 99;
+    CU_pSuite suites[3] = {CU_add_suite("gpu_fprop", NULL, NULL), CU_add_suite("gpu_dgrad", NULL, NULL),
+                           CU_add_suite("gpu_wgrad", NULL, NULL)};
+    size_t registered = 0, per_op[3] = {0, 0, 0};
+    for (size_t i = 0; i < convcat_count(cat); ++i) {
+        convcat_entry_info e;
+        convcat_entry_info_get(cat, i, &e);
+        if ((int)e.op < 0 || (int)e.op > 2 || e.arch != arch || (match && !strstr(e.key, match)))
+            continue;
+        CU_add_test(suites[e.op], e.key, test_kernel);
+        if (per_op[e.op]++ == 0)
+            first_kernel[e.op] = i;
+        ++registered;
+    }
+    static const CU_TestFunc checkers[3] = {test_checker_fprop, test_checker_dgrad, test_checker_wgrad};
+    static const CU_TestFunc tuners[3] = {test_autotune_fprop, test_autotune_dgrad, test_autotune_wgrad};
+    if (registered) {
+        CU_pSuite checks = CU_add_suite("checker and autotune", NULL, NULL);
+        for (int op = 0; op < 3; ++op) {
+            if (!per_op[op])
+                continue;
+            char n1[96], n2[96];
+            snprintf(n1, sizeof n1, "checker_catches_one_bad_element_%s", op_names[op]);
+            snprintf(n2, sizeof n2, "autotune_picks_a_verified_kernel_and_remembers_it_%s", op_names[op]);
+            CU_add_test(checks, strdup(n1), checkers[op]);
+            CU_add_test(checks, strdup(n2), tuners[op]);
+        }
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    const unsigned failed = CU_get_number_of_tests_failed();
+    printf("\n%zu kernels (%zu fprop, %zu dgrad, %zu wgrad), %lld problem runs, %lld failed runs, %u failed tests\n",
+           registered, per_op[0], per_op[1], per_op[2], runs, failures, failed);
+    CU_cleanup_registry();
+    convcat_close(cat);
+    return failed || registered == 0 ? 1 : 0;
+}
