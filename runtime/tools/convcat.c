@@ -40,7 +40,8 @@ static const char usage[] =
     "  run KEY|auto|tune PROBLEM [--verify] [--time N] [--device N] [--alpha A] [--beta B] [--bias]\n"
     "                            [--act relu|gelu|silu] [--seed S] [--cache FILE]\n"
     "                                          run on the GPU; --verify checks against a reference\n"
-    "                                          of act(alpha * conv + bias + beta * C), random bias and C;\n"
+    "                                          of act(alpha * conv + bias + beta * C), random bias and C\n"
+    "                                          (dgrad, wgrad: alpha * conv + beta * C; no bias or act);\n"
     "                                          `tune` times every kernel that can run PROBLEM (or takes\n"
     "                                          the winner remembered in --cache FILE) and runs the fastest\n"
     "\n"
@@ -251,6 +252,10 @@ static void print_problem(const convcat_problem *p)
            p->dilation[0], p->dilation[1], p->dilation[2]);
     if (st == CONVCAT_OK)
         printf("\n         output Z %d P %d Q %d, %.3f GFLOP\n", z, pp, q, convcat_problem_flops(p) / 1e9);
+    if (st == CONVCAT_OK && p->op == CONVCAT_DGRAD)
+        printf("         dgrad: reads dy (N x Z x P x Q x K) and w, writes dx (N x D x H x W x C)\n");
+    if (st == CONVCAT_OK && p->op == CONVCAT_WGRAD)
+        printf("         wgrad: reads dy (N x Z x P x Q x K) and x, writes dw (K x T x R x S x C)\n");
     else
         printf("\n         invalid: %s\n", convcat_last_error());
 }
@@ -384,6 +389,8 @@ static int cmd_run(const convcat_catalog *cat, const char *which, const opts *o)
         convcat_entry_info e;
         convcat_entry_info_get(cat, v.index, &e);
         printf("kernel:  %s\n", e.key);
+        if (v.workspace_bytes)
+            printf("workspace: %zu bytes\n", v.workspace_bytes);
         if (o->verify) {
             printf("verify:  %s  rel. error %.3e (bound %.0e), %lld non-finite and %lld outlying outputs\n",
                    v.passed ? "PASS" : "FAIL", v.rel_err, v.tolerance, v.nonfinite, v.outliers);
