@@ -20,7 +20,11 @@ What it does, per problem row and data type:
      runs after 10 warm-ups; its output is the reference;
   3. asks libconvcat (through ctypes) for every kernel that can run the problem, ranked by its
      heuristic; for each one: plan, run once into an output poisoned with NaN, compare with the
-     reference (||a-b|| / ||b|| in float64, FAIL above 2e-2), then time it the same way as cuDNN;
+     reference (||a-b|| / ||b|| in float64, FAIL above 2e-2), then time it the same way as cuDNN.
+     convcat's tensors are in forward terms (convcat.h): fprop reads x, w and writes y; dgrad reads
+     y = dy, w and writes x = dx; wgrad reads y = dy, x and writes w = dw.  Each plan's workspace
+     (convcat_plan_info's workspace_bytes, e.g. wgrad's split-K partials) is allocated and passed;
+     convcat_autotune gets the largest of the candidates';
   4. reports cuDNN, the heuristic's pick (the first ranked kernel, what CONVCAT_AUTO takes), the
      fastest correct kernel, and their ratios; the bf16 8192^3 torch.matmul rate measured at the
      start is the "peak" each row is compared with.
@@ -373,6 +377,8 @@ class Case:
         return self.ref.is_contiguous()
 
     def tensors(self, workspace):
+        """convcat's tensors, in forward terms: the op's output is self.out (dgrad: x = dx, wgrad:
+        w = dw, fprop: y); its inputs are two of x, w, y = dy; workspace: a uint8 tensor or None."""
         t = Tensors(alpha=1.0, beta=0.0)
         t.x = (self.out if self.op == "dgrad" else self.x).data_ptr()
         t.w = (self.out if self.op == "wgrad" else self.w).data_ptr()
@@ -404,6 +410,7 @@ def run_candidate(cc, case, p, cand, stream):
         return res
     try:
         info = cc.plan_info(plan)
+        res["workspace_bytes"] = info.workspace_bytes
         ws = torch.empty(info.workspace_bytes, device=DEVICE, dtype=torch.uint8) if info.workspace_bytes else None
         t = case.tensors(ws)
         tref = ctypes.byref(t)
@@ -457,8 +464,11 @@ def bench_row(cc, r, op, dtype, args, sm_count, torch_dtype):
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         limit = args.max_candidates or len(ok)
         row["candidates"] = [run_candidate(cc, case, p, c, stream) for c in ok[:limit]]
-        if not args.max_candidates:
-            row["tuned_key"] = cc.autotune(p, case.tensors(None), stream)
+        if not args.max_candidates:   # every candidate planned: the largest workspace covers autotune's
+            ws_bytes = max((c.get("workspace_bytes", 0) for c in row["candidates"]), default=0)
+            ws = torch.empty(ws_bytes, device=DEVICE, dtype=torch.uint8) if ws_bytes else None
+            row["tuned_key"] = cc.autotune(p, case.tensors(ws), stream)
+            del ws
     finally:
         del case
         torch.cuda.empty_cache()
