@@ -47,12 +47,14 @@ def main():
     bad = re.findall(r".*\(C75\d\d\).*", log)
     if bad:
         problems.append("ptxas diagnostics: " + "; ".join(b.strip() for b in bad))
-    m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", log)
-    regs = re.search(r"Used (\d+) registers", log)
-    if not m or not regs:
-        problems.append("no ptxas resource report in the log")
-    else:
-        stack, st, ld = map(int, m.groups())
+    # Every function (the kernel, a wgrad kernel's _reduce, out-of-line helpers) must be free of
+    # spills and stack; the index records the registers of the kernel named by the key.
+    frames = re.findall(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", log)
+    key = pathlib.Path(a.src).stem
+    regs = re.search(r"Compiling entry function '" + re.escape(key) + r"'.*?Used (\d+) registers", log, re.S)
+    if not frames or not regs:
+        problems.append("no ptxas resource report for the kernel in the log")
+    for stack, st, ld in (map(int, f) for f in frames):
         if st or ld or stack:
             problems.append(f"{st} bytes spill stores, {ld} bytes spill loads, {stack} bytes stack frame")
     if problems:
