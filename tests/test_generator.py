@@ -131,6 +131,25 @@ class Validity(unittest.TestCase):
         self.assertInvalid(variant(BF16, cluster_m=4, cluster_n=1), "cluster 4x1: 1x1, 2x1, 1x2 or 2x2")
         self.assertInvalid(variant(BF16, cluster_m=1, cluster_n=4), "cluster 1x4")
 
+    def test_dgrad_wgrad_operands_are_mn_major_columns(self):
+        # dgrad: B (filters as (C, K)) is MN-major; wgrad: A (dy) and B (x) are.  An MN-major
+        # operand loads 64-wide columns of a cluster slice of the stage's K rows.
+        dg = space.derive(variant(BF16, op="dgrad", cluster_m=2))
+        self.assertEqual((dg.a_box_rows, dg.a_box_cols, dg.b_box_rows, dg.b_box_cols), (128, 64, 32, 64))
+        wg = space.derive(variant(BF16, op="wgrad", cluster_n=2))
+        self.assertEqual((wg.a_box_rows, wg.a_box_cols, wg.b_box_rows, wg.b_box_cols), (32, 64, 64, 64))
+        self.assertEqual(space.mn_major(variant(BF16)), (False, False))
+        self.assertEqual(space.mn_major(variant(BF16, op="dgrad")), (False, True))
+        self.assertEqual(space.mn_major(variant(BF16, op="wgrad")), (True, True))
+        # A warpgroup's MN-major B must be whole 64-column atoms: a 64x64 coop tile splits N in 32s.
+        self.assertInvalid(variant(BF16, op="dgrad", tile_m=64, tile_n=64), "warpgroup N 32: an MN-major B")
+        self.assertValid(variant(BF16, op="dgrad", tile_m=64, tile_n=128))
+        src = render.render(variant(BF16, op="wgrad"))
+        self.assertIn("p, 1, 1, 1, 1;", src)   # wgmma trans-a and trans-b
+        self.assertIn("_reduce(const __grid_constant__ cvc_params p)", src)
+        self.assertIn("p, 1, 1, 0, 1;", render.render(variant(BF16, op="dgrad")))
+        self.assertIn("p, 1, 1, 0, 0;", render.render(variant(BF16)))
+
     def test_cluster_slices_are_whole_swizzle_atoms(self):
         # With today's tile and cluster lists no slice breaks the 8-row rule (the check in
         # is_valid guards future axis values): every valid key's boxes are whole atoms.
@@ -157,8 +176,9 @@ class Validity(unittest.TestCase):
     def test_unimplemented_arch_op_schedule(self):
         self.assertInvalid(variant(BF16, arch="sm100a"), "no sm100a template yet")
         self.assertInvalid(variant(BF16, arch="sm80"), "unknown arch sm80")
-        self.assertInvalid(variant(BF16, op="dgrad"), "no sm90a dgrad template yet")
-        self.assertInvalid(variant(BF16, op="wgrad"), "no sm90a wgrad template yet")
+        self.assertValid(variant(BF16, op="dgrad"))
+        self.assertValid(variant(BF16, op="wgrad"))
+        self.assertInvalid(variant(BF16, op="bprop"), "unknown op bprop")
         self.assertInvalid(variant(BF16, schedule="rr"), "schedule rr")
         self.assertInvalid(variant(BF16, dims=4), "dims 4")
 

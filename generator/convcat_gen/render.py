@@ -29,19 +29,21 @@ def env() -> jinja2.Environment:
 
 
 def template_name(key: space.Key) -> str:
-    return f"{key.arch}_{key.op}.cu.j2"
+    """sm90a: one template for the three ops (they share the pipeline and epilogue)."""
+    return "sm90a_conv.cu.j2" if key.arch == "sm90a" else f"{key.arch}_{key.op}.cu.j2"
 
 
-def wgmma_instruction(n: int, ab: str) -> tuple[str, str]:
+def wgmma_instruction(n: int, ab: str, trans_a: bool = False, trans_b: bool = False) -> tuple[str, str]:
     """(instruction text, output operand list) of wgmma m64nNk16 with f32 D.
 
     Operands: %0..%(N/2-1) accumulators, then the A and B descriptors, then
-    the scale-d flag (consumed by a setp into predicate p).
+    the scale-d flag (consumed by a setp into predicate p).  The immediates
+    are scale-a, scale-b, trans-a, trans-b (1: the operand is MN-major).
     """
     nreg = n // 2
     regs = ", ".join(f"%{i}" for i in range(nreg))
     text = (f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab} "
-            f"{{{regs}}}, %{nreg}, %{nreg + 1}, p, 1, 1, 0, 0;")
+            f"{{{regs}}}, %{nreg}, %{nreg + 1}, p, 1, 1, {int(trans_a)}, {int(trans_b)};")
     outs = ", ".join(f'"+f"(d[{i}])' for i in range(nreg))
     return text, outs
 
@@ -51,14 +53,16 @@ def context(key: space.Key) -> dict:
     if not ok:
         raise ValueError(f"{key.name()}: {why}")
     cfg = space.derive(key)
-    asm, outs = wgmma_instruction(cfg.wg_n, key.a)
+    mn_a, mn_b = space.mn_major(key)
+    asm, outs = wgmma_instruction(cfg.wg_n, key.a, mn_a, mn_b)
     cluster = key.cluster_m * key.cluster_n > 1
     # Multicast masks: A goes to the CTAs with our x (ranks x + CM*y for all y),
     # B to those with our y (ranks CM*y + x for all x); shifted by x / CM*y in the kernel.
     a_mask = sum(1 << (key.cluster_m * y) for y in range(key.cluster_n)) if key.cluster_n > 1 else 0
     b_mask = (1 << key.cluster_m) - 1 if key.cluster_m > 1 else 0
     return dict(
-        banner=BANNER.format(template_name(key)), key=key.name(), dims=key.dims,
+        banner=BANNER.format(template_name(key)), key=key.name(), op=key.op, dims=key.dims,
+        mn_a=mn_a, mn_b=mn_b,
         ab=key.a, out=key.out, bm=key.tile_m, bn=key.tile_n, bk=key.tile_k, stages=key.stages,
         cm=key.cluster_m, cn=key.cluster_n, cluster=cluster, threads=cfg.threads,
         wg_m=cfg.wg_m, wg_n=cfg.wg_n, split_m=cfg.split == "m", pingpong=cfg.split == "none",

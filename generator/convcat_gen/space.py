@@ -152,18 +152,38 @@ def derive(key: Key) -> Config:
     epi = SM90_CONSUMERS * 2 * EPI_ROWS * SWIZZLE_BYTES
     # 1024-B alignment slack: SW128 atoms must start on 1024-B boundaries.
     smem = key.stages * (a_stage + b_stage) + epi + barriers + 1024
+    # TMA boxes, one CTA's multicast slice (A is shared along cluster N, B along cluster M).
+    # K-major operands (fprop A and B, dgrad A) load a slice of the tile's rows, a
+    # 128-byte row of K each; MN-major operands (dgrad B, wgrad A and B) load, per
+    # 64-wide column of the tile, a slice of the stage's K rows.
+    swz = SWIZZLE_BYTES // eb
+    a_rows, a_cols = key.tile_m // key.cluster_n, key.tile_k
+    b_rows, b_cols = key.tile_n // key.cluster_m, key.tile_k
+    if key.op in ("dgrad", "wgrad"):
+        b_rows, b_cols = key.tile_k // key.cluster_m, swz
+    if key.op == "wgrad":
+        a_rows, a_cols = key.tile_k // key.cluster_n, swz
     return Config(
         key=key, threads=SM90_THREADS, consumers=SM90_CONSUMERS,
         wg_m=wg_m, wg_n=wg_n, split=split, atoms=max(wg_m // 64, 1),
         acc_regs=(wg_m // 64) * (wg_n // 2) if wg_m >= 64 else 0,
         k_steps=key.tile_k * eb // 32,
         a_stage_bytes=a_stage, b_stage_bytes=b_stage, smem_bytes=smem,
-        a_box_rows=key.tile_m // key.cluster_n, a_box_cols=key.tile_k,
-        b_box_rows=key.tile_n // key.cluster_m, b_box_cols=key.tile_k,
+        a_box_rows=a_rows, a_box_cols=a_cols, b_box_rows=b_rows, b_box_cols=b_cols,
         y_box_rows=EPI_ROWS, y_box_cols=SWIZZLE_BYTES // ELEM_BYTES[key.out], epi_bytes=epi,
         # coop: both consumers release each stage; pingpong: the one whose tile it is.
         empty_arrivals=(1 if split == "none" else SM90_CONSUMERS) * (key.cluster_m + key.cluster_n - 1),
         producer_regs=SM90_PRODUCER_REGS, consumer_regs=SM90_CONSUMER_REGS)
+
+
+def mn_major(key: Key) -> tuple[bool, bool]:
+    """Which operands reach wgmma MN-major (transposed): (A, B).
+
+    fprop: both K-major.  dgrad: the filter as (C, K) is C-contiguous, so B is
+    MN-major.  wgrad: dy as (K, pixels) and x as (C, pixels) are both
+    channel-contiguous, so both are.  Only f16/bf16 wgmma can transpose.
+    """
+    return key.op == "wgrad", key.op in ("dgrad", "wgrad")
 
 
 # ----------------------------------------------------------------------------
@@ -181,15 +201,16 @@ def _why_invalid(key: Key) -> str | None:
         return f"unknown arch {k.arch}"
     if k.arch == "sm100a":
         return "no sm100a template yet: the generator has only the sm90a family"
-    if k.op != "fprop":
-        return f"no sm90a {k.op} template yet: only fprop is generated"
+    if k.op not in OPS:
+        return f"unknown op {k.op}"
     if k.dims not in DIMS:
         return f"dims {k.dims}: 1, 2 or 3 spatial dimensions"
     # data types
     if k.a != k.b:
         return f"A {k.a} and B {k.b} differ: mixed-input wgmma is not generated"
     if k.a not in ("f16", "bf16"):
-        return f"input type {k.a}: the sm90a fprop template takes f16 or bf16 (tf32/fp8 need K-major transposes, not generated)"
+        return (f"input type {k.a}: the sm90a template takes f16 or bf16 (tf32/fp8 wgmma needs K-major "
+                "operands: the transposes dgrad and wgrad would need are not generated)")
     if k.acc != "f32":
         return f"accumulator {k.acc}: only f32 accumulation is generated"
     if k.out not in (k.a, "f32"):
@@ -207,13 +228,21 @@ def _why_invalid(key: Key) -> str | None:
     if k.tile_n not in (64, 128, 192, 256):
         return f"tile N {k.tile_n}: 64, 128, 192 or 256"
     cfg = derive(k)
+    split = cfg.split
     if cfg.wg_n % 8 or cfg.wg_n > 256 or cfg.wg_n < 8:
         return f"warpgroup N {cfg.wg_n}: wgmma N must be a multiple of 8 in 8..256"
     if cfg.wg_m % 64:
         return f"warpgroup M {cfg.wg_m}: wgmma M atoms are 64 rows"
+    ta, tb = mn_major(k)
+    if tb and cfg.wg_n % (SWIZZLE_BYTES // eb):
+        return (f"warpgroup N {cfg.wg_n}: an MN-major B ({k.op}) is read in whole 64-column swizzle atoms")
     if cfg.acc_regs > SM90_ACC_REG_BUDGET:
         return (f"register budget: {cfg.acc_regs} f32 accumulators per consumer thread "
                 f"exceed {SM90_ACC_REG_BUDGET} of the {SM90_CONSUMER_REGS} registers setmaxnreg gives")
+    if (k.op == "wgrad" and split == "none" and cfg.acc_regs == SM90_ACC_REG_BUDGET
+            and k.cluster_m * k.cluster_n > 1):
+        return ("register budget: a wgrad pingpong warpgroup holding 128 accumulators with cluster "
+                "multicast spills (ptxas: 8 bytes of stack); take 1x1 or a smaller tile")
     # pipeline
     if k.stages not in STAGES:
         return f"stages {k.stages}: 2..8"
@@ -224,11 +253,13 @@ def _why_invalid(key: Key) -> str | None:
     # cluster and TMA boxes
     if (k.cluster_m, k.cluster_n) not in CLUSTERS:
         return f"cluster {k.cluster_m}x{k.cluster_n}: 1x1, 2x1, 1x2 or 2x2"
-    if k.tile_m % k.cluster_n or cfg.a_box_rows % 8:
-        return (f"cluster {k.cluster_m}x{k.cluster_n}: A multicast slices of {k.tile_m}/{k.cluster_n} "
+    a_rows = k.tile_k if ta else k.tile_m
+    b_rows = k.tile_k if tb else k.tile_n
+    if a_rows % k.cluster_n or cfg.a_box_rows % 8:
+        return (f"cluster {k.cluster_m}x{k.cluster_n}: A multicast slices of {a_rows}/{k.cluster_n} "
                 "rows must be whole 8-row swizzle atoms")
-    if k.tile_n % k.cluster_m or cfg.b_box_rows % 8:
-        return (f"cluster {k.cluster_m}x{k.cluster_n}: B multicast slices of {k.tile_n}/{k.cluster_m} "
+    if b_rows % k.cluster_m or cfg.b_box_rows % 8:
+        return (f"cluster {k.cluster_m}x{k.cluster_n}: B multicast slices of {b_rows}/{k.cluster_m} "
                 "rows must be whole 8-row swizzle atoms")
     if cfg.a_box_rows > TMA_BOX_MAX or cfg.b_box_rows > TMA_BOX_MAX:
         return f"TMA box: {max(cfg.a_box_rows, cfg.b_box_rows)} rows > {TMA_BOX_MAX}"

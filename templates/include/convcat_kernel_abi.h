@@ -10,37 +10,42 @@
  *                                  const __grid_constant__ CUtensorMap tmap_b,   B operand
  *                                  const __grid_constant__ CUtensorMap tmap_y,   output, stored by TMA
  *                                  const __grid_constant__ cvc_params p);
+ * Wgrad kernels also export KEY_reduce(const __grid_constant__ cvc_params p):
+ * the deterministic split-K reduction, launched after KEY when splits > 1.
  */
 #ifndef CONVCAT_KERNEL_ABI_H
 #define CONVCAT_KERNEL_ABI_H
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 3
+#define CONVCAT_KERNEL_ABI 4
 
 /* Epilogue activations; the values are convcat_activation's (convcat.h). */
 enum { CVC_ACT_NONE = 0, CVC_ACT_RELU = 1, CVC_ACT_GELU = 2, CVC_ACT_SILU = 3 };
 
 typedef struct cvc_params {
-    void *y;                 /* output, NZPQK, row stride ldy elements (stored through tmap_y) */
+    void *y;                 /* output (stored through tmap_y), for residual reads and the wgrad reduction */
     const void *c;           /* residual added as beta*C (same layout as y), NULL when beta == 0 */
-    const void *bias;        /* per output channel, the output's type; NULL: none */
+    const void *bias;        /* per output channel, the output's type; NULL: none (fprop only) */
+    float *workspace;        /* wgrad split-K partial sums, [splits][K][T*R*S][C] f32; NULL if splits == 1 */
     int64_t ldy;             /* elements between consecutive GEMM rows of y and C */
     float alpha, beta;
-    int32_t gemm_m;          /* N*Z*P*Q */
-    int32_t gemm_n;          /* K (output channels) */
-    int32_t channels;        /* C */
-    int32_t c_blocks;        /* ceil(C / tile K) */
-    int32_t k_iters;         /* T*R*S*c_blocks: stages of K per tile */
-    int32_t out_q, out_p, out_z;          /* output extents Q (W), P (H), Z (D) */
+    int32_t gemm_m;          /* fprop: N*Z*P*Q; dgrad: N*D*H*W; wgrad: K */
+    int32_t gemm_n;          /* fprop: K; dgrad: C; wgrad: C (per filter tap) */
+    int32_t channels;        /* channels of the K loop's im2col operand: fprop C, dgrad K, wgrad C */
+    int32_t k_iters;         /* stages of K per tile (wgrad: of the whole N*Z*P*Q reduction) */
+    int32_t split_iters;     /* wgrad: stages per split-K slice (the last may be shorter) */
+    int32_t splits;          /* wgrad: split-K slices (1: the kernel writes y itself) */
+    int32_t chan_tiles;      /* wgrad: ceil(C / tile N), GEMM N tiles per filter tap */
+    int32_t out_q, out_p, out_z;          /* pixel grid the im2col operand walks: Q, P, Z (dgrad: W, H, D) */
     int32_t stride_w, stride_h, stride_d;
-    int32_t pad_w, pad_h, pad_d;          /* lower padding */
+    int32_t pad_w, pad_h, pad_d;          /* lower padding (dgrad: (taps - 1) * dilation - pad_lo) */
     int32_t dil_w, dil_h, dil_d;
     int32_t filt_s, filt_r, filt_t;       /* filter extents S (W), R (H), T (D) */
     int32_t cluster_tiles_m;              /* ceil(tiles_m / cluster_m) */
     int32_t cluster_tiles_n;              /* ceil(tiles_n / cluster_n) */
     int32_t activation;                   /* CVC_ACT_*: applied last */
-    int32_t reserved[3];
+    int32_t reserved;
 } cvc_params;
 
 #endif

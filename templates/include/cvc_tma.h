@@ -78,7 +78,19 @@ CVC_DEV void cvc_tma_im2col_5d(uint32_t dst, const cvc_tmap *m, uint32_t bar, in
                      "r"(bar), "h"(ow), "h"(oh), "h"(od), "h"(mask) : "memory");
 }
 
-/* ---- tiled: filters KSC (3d), KRSC (4d), KTRSC (5d) ------------------------ */
+/* ---- tiled: filters KSC (3d), KRSC (4d), KTRSC (5d); wgrad's dy as (K, pixels) (2d) */
+
+CVC_DEV void cvc_tma_tile_2d(uint32_t dst, const cvc_tmap *m, uint32_t bar, int c0, int c1, uint16_t mask)
+{
+    if (mask == 0)
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                     " [%0], [%1, {%2, %3}], [%4];"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c0), "r"(c1), "r"(bar) : "memory");
+    else
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                     ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c0), "r"(c1), "r"(bar), "h"(mask) : "memory");
+}
 
 CVC_DEV void cvc_tma_tile_3d(uint32_t dst, const cvc_tmap *m, uint32_t bar, int c0, int c1, int c2,
                              uint16_t mask)
@@ -140,6 +152,20 @@ CVC_DEV void cvc_tma_store_2d(const cvc_tmap *m, uint32_t src, int c0, int c1)
 {
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];"
                  ::"l"(cvc_tmap_addr(m)), "r"(src), "r"(c0), "r"(c1) : "memory");
+}
+
+/* wgrad's dw as (C, T*R*S, K) */
+CVC_DEV void cvc_tma_store_3d(const cvc_tmap *m, uint32_t src, int c0, int c1, int c2)
+{
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];"
+                 ::"l"(cvc_tmap_addr(m)), "r"(src), "r"(c0), "r"(c1), "r"(c2) : "memory");
+}
+
+/* wgrad's split-K partial sums as (C, T*R*S, K, splits) */
+CVC_DEV void cvc_tma_store_4d(const cvc_tmap *m, uint32_t src, int c0, int c1, int c2, int c3)
+{
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];"
+                 ::"l"(cvc_tmap_addr(m)), "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
 }
 
 CVC_DEV void cvc_tma_store_commit(void)

@@ -50,6 +50,16 @@ CVC_DEV uint64_t cvc_desc_kmajor_sw128(uint32_t smem_addr)
            ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
 }
 
+/* MN-major (transposed; f16/bf16 only), 128-byte swizzle: the tile is stored
+ * as columns 64 elements wide (one TMA box each, `col_bytes` apart: LBO), each
+ * a stack of 128-byte K rows; SBO = 1024 B between 8-row groups along K.  One
+ * k16 step is 16 K rows: add 2048 B to the start address. */
+CVC_DEV uint64_t cvc_desc_mnmajor_sw128(uint32_t smem_addr, uint32_t col_bytes)
+{
+    return (uint64_t)((smem_addr & 0x3FFFF) >> 4) | ((uint64_t)((col_bytes & 0x3FFFF) >> 4) << 16) |
+           ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
+}
+
 /* ---- register reallocation (§9.7.19.5) ----------------------------------- */
 
 #define CVC_SETMAXNREG_DEC(n) asm volatile("setmaxnreg.dec.sync.aligned.u32 " #n ";" ::: "memory")
