@@ -12,7 +12,7 @@ export CONVCAT_CATALOG=$PWD/.gpu/convcat.catalog
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/gpu.txt"
 summary=()
 if [[ $what == *suite* ]]; then
-    .gpu/test_gpu_fprop .gpu/convcat.catalog > "$out/gpu_suite.txt" 2>&1
+    .gpu/test_gpu .gpu/convcat.catalog > "$out/gpu_suite.txt" 2>&1
     rc=$?
     grep -E "^  .*problem [0-9]+|FAILED|failed" "$out/gpu_suite.txt" | head -20
     summary+=("gpu suite (rc $rc): $(tail -1 "$out/gpu_suite.txt")")

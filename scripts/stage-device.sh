@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 rm -rf .gpu && mkdir -p .gpu/lib
-cp "$build"/runtime/convcat "$build"/tests/test_gpu_fprop "$build"/catalog/convcat.catalog .gpu/
+cp "$build"/runtime/convcat "$build"/tests/test_gpu "$build"/catalog/convcat.catalog .gpu/
 cp -P "$build"/runtime/libconvcat.so* .gpu/lib/ 2>/dev/null || true
 (cd .gpu && apt-get download -qq libcunit1 2>/dev/null) || echo "stage-device: could not download libcunit1" >&2
 du -sh .gpu

@@ -206,10 +206,11 @@ static void test_entry_info_agrees_with_the_key(void)
         CU_ASSERT_TRUE(e.code_bytes > 0);
         /* Internals: TMA boxes as pack.py derives them, code inside the file. */
         const cvc_entry *ce = &cat->entries[i];
-        CU_ASSERT_EQUAL(ce->a_box_rows, k.tile_m / k.cluster_n);
-        CU_ASSERT_EQUAL(ce->a_box_cols, k.tile_k);
-        CU_ASSERT_EQUAL(ce->b_box_rows, k.tile_n / k.cluster_m);
-        CU_ASSERT_EQUAL(ce->b_box_cols, k.tile_k);
+        const cvc_entry want = unit_entry(e.key);   /* space.derive's boxes, per op */
+        CU_ASSERT_EQUAL(ce->a_box_rows, want.a_box_rows);
+        CU_ASSERT_EQUAL(ce->a_box_cols, want.a_box_cols);
+        CU_ASSERT_EQUAL(ce->b_box_rows, want.b_box_rows);
+        CU_ASSERT_EQUAL(ce->b_box_cols, want.b_box_cols);
         CU_ASSERT_EQUAL(ce->swizzle_bytes, 128);
         CU_ASSERT_TRUE(ce->code >= cat->data + rd64(orig + 32) && ce->code + ce->code_size <= cat->data + cat->size);
         CU_ASSERT_EQUAL((uintptr_t)(ce->code - cat->data) % CVC_BLOB_ALIGN, 0);

@@ -92,14 +92,59 @@ static void test_op_must_match(void)
     BOTH(e, base, op, CONVCAT_FPROP, CONVCAT_DGRAD, "kernel computes fprop, problem is dgrad");
     BOTH(e, base, op, CONVCAT_FPROP, CONVCAT_WGRAD, "problem is wgrad");
     BOTH(e, base, op, CONVCAT_FPROP, (convcat_op)7, "unknown op");
-    /* dgrad and wgrad kernels parse, but this runtime runs none. */
+    /* dgrad and wgrad kernels run problems of their op. */
     const cvc_entry dg = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
     const cvc_entry wg = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
     convcat_problem p = base;
+    p.stride[1] = p.stride[2] = 1;
+    BOTH(dg, p, op, CONVCAT_DGRAD, CONVCAT_FPROP, "kernel computes dgrad, problem is fprop");
+    BOTH(wg, p, op, CONVCAT_WGRAD, CONVCAT_DGRAD, "kernel computes wgrad, problem is dgrad");
+}
+
+/* Unit-stride dgrad kernels refuse any stride > 1, along every axis. */
+static void test_dgrad_is_unit_stride(void)
+{
+    const cvc_entry e2 = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    const cvc_entry e3 = unit_entry("sm90a_dgrad_3d_f16_f16_f32_f16_128x128x64_s4_c1x1_coop");
+    convcat_problem p = p2();
     p.op = CONVCAT_DGRAD;
-    REFUSE(dg, p, "no dgrad kernels");
+    p.stride[1] = p.stride[2] = 1;
+    BOTH(e2, p, stride[2], 1, 2, "stride 2 along W: this dgrad kernel is unit-stride");
+    BOTH(e2, p, stride[1], 1, 3, "stride 3 along H");
+    convcat_problem q = p3();
+    q.op = CONVCAT_DGRAD, q.a_type = q.b_type = q.out_type = CONVCAT_F16;
+    for (int a = 0; a < 3; ++a)
+        q.stride[a] = 1;
+    BOTH(e3, q, stride[0], 1, 2, "stride 2 along D");
+}
+
+/* Dgrad reads dy through im2col with the filter turned around: its corner is
+ * pad_lo - (taps - 1) * dilation, which must fit the rank's range. */
+static void test_dgrad_corner_ranges(void)
+{
+    const cvc_entry e3 = unit_entry("sm90a_dgrad_3d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.op = CONVCAT_DGRAD, p.dims = 3;
+    p.n = 1, p.d = 40, p.h = 8, p.w = 8, p.c = 16, p.k = 16, p.t = 5, p.r = 1, p.s = 1;
+    /* corner along D = 0 - 4 * dil: -16 fits a 3D map, -20 does not */
+    BOTH(e3, p, dilation[0], 4, 5, "dy: im2col corner along D");
+    /* the offset (taps - 1) * dilation is 5 bits in 3D: 28 fits, 32 does not */
+    p.pad_lo[0] = p.pad_hi[0] = 14;
+    BOTH(e3, p, dilation[0], 7, 8, "im2col");
+}
+
+/* Wgrad: the pixel reduction is the GEMM K; C and K keep 16-byte rows. */
+static void test_wgrad_rules(void)
+{
+    const cvc_entry e = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    convcat_problem p = p2();
     p.op = CONVCAT_WGRAD;
-    REFUSE(wg, p, "no wgrad kernels");
+    ACCEPT(e, p);
+    BOTH(e, p, c, 72, 76, "C = 76");
+    BOTH(e, p, k, 40, 44, "K = 44");
+    BOTH(e, p, groups, 1, 2, "groups = 2");
+    BOTH(e, p, stride[2], 8, 9, "stride 9");
 }
 
 static void test_dims_must_match(void)
@@ -621,6 +666,7 @@ static void test_check_on_the_real_catalog(void)
         convcat_entry_info e;
         convcat_entry_info_get(cat, i, &e);
         convcat_problem p = problem(e.dims, e.a_type, e.out_type);
+        p.op = e.op;   /* unit strides: every op's kernels run it */
         char why[192] = "";
         UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_OK);
         CU_ASSERT_STRING_EQUAL(why, "ok");
@@ -651,6 +697,9 @@ int main(void)
     CU_TestInfo tests[] = {
         {"base problems pass", test_base_problems_pass},
         {"op must match", test_op_must_match},
+        {"dgrad is unit stride", test_dgrad_is_unit_stride},
+        {"dgrad corner ranges", test_dgrad_corner_ranges},
+        {"wgrad rules", test_wgrad_rules},
         {"dims must match", test_dims_must_match},
         {"dtypes must match", test_dtypes_must_match},
         {"extents must be at least one", test_extents_must_be_at_least_one},

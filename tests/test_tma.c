@@ -1,6 +1,6 @@
 /* test_tma.c: tensor-map parameters (runtime/src/tma.c), computed and checked on the CPU.
  *
- * cvc_tma_fprop must give, for known 1D/2D/3D problems, the numbers
+ * cvc_tma_operands must give, for known 1D/2D/3D problems, the numbers
  * cuTensorMapEncodeIm2col/Tiled take: extents innermost first, byte strides,
  * im2col corners W first, traversal strides, boxes from the entry.  The two
  * validators must accept each TMA limit exactly and refuse one past it, with
@@ -35,7 +35,18 @@
         }                                                                            \
     } while (0)
 
-/* ---- cvc_tma_fprop on known problems ---------------------------------------------- */
+/* ---- cvc_tma_operands on known problems ------------------------------------------- */
+
+/* An fprop entry's operands: A im2col, B tiled. */
+static void fprop_descs(const cvc_entry *e, const convcat_problem *p, cvc_im2col_desc *a, cvc_tiled_desc *b)
+{
+    cvc_operand_desc da, db;
+    cvc_tma_operands(e, p, &da, &db);
+    CU_ASSERT_TRUE(da.im2col);
+    CU_ASSERT_FALSE(db.im2col);
+    *a = da.i;
+    *b = db.t;
+}
 
 static void test_fprop_1d_descriptors(void)
 {
@@ -47,7 +58,7 @@ static void test_fprop_1d_descriptors(void)
     p.pad_lo[2] = 2, p.pad_hi[2] = 1, p.stride[2] = 2, p.dilation[2] = 3;
     cvc_im2col_desc a;
     cvc_tiled_desc b;
-    cvc_tma_fprop(&e, &p, &a, &b);
+    fprop_descs(&e, &p, &a, &b);
     CU_ASSERT_EQUAL(a.rank, 3);
     CU_ASSERT_EQUAL(a.elem_bytes, 2);
     ASSERT_U64S(a.dims, 32, 100, 3);                 /* C, W, N */
@@ -84,7 +95,7 @@ static void test_output_descriptor(void)
         p.pad_lo[2] = p.pad_hi[2] = 1;
         const uint64_t m = 3 * (uint64_t)p.h * 100, ob = e.k.out == CONVCAT_F32 ? 4 : 2;
         cvc_tiled_desc y;
-        cvc_tma_output(&e, &p, &y);
+        cvc_tma_output(&e, &p, 1, &y);
         CU_ASSERT_EQUAL(y.rank, 2);
         CU_ASSERT_EQUAL(y.elem_bytes, (int)ob);
         ASSERT_U64S(y.dims, 24, m);                  /* K innermost, then the output pixels */
@@ -101,10 +112,89 @@ static void test_output_descriptor(void)
     convcat_problem_init(&p);
     p.k = 256;
     cvc_tiled_desc y;
-    cvc_tma_output(&e, &p, &y);
+    cvc_tma_output(&e, &p, 1, &y);
     char why[160];
     CU_ASSERT_FALSE(cvc_tiled_desc_valid(&y, why, sizeof why));
     UNIT_ASSERT_MENTIONS(why, "swizzle span");
+}
+
+/* Dgrad (unit stride): A is dy im2col over dx's pixel grid, its bounding box
+ * starting (taps - 1) * dil - pad_lo before each dx pixel; B is the filter
+ * read MN-major: 64 input channels x (tile K / cluster M) dy channels. */
+static void test_dgrad_2d_descriptors(void)
+{
+    const cvc_entry e = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop");
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.op = CONVCAT_DGRAD;
+    p.n = 2, p.h = 10, p.w = 12, p.c = 48, p.k = 24, p.r = 3, p.s = 5;
+    p.pad_lo[1] = 1, p.pad_lo[2] = 2, p.pad_hi[1] = 3, p.pad_hi[2] = 4, p.dilation[1] = 2;
+    /* Forward output: P = 10 + 4 - 5 + 1 = 10, Q = 12 + 6 - 5 + 1 = 14. */
+    cvc_operand_desc a, b;
+    cvc_tma_operands(&e, &p, &a, &b);
+    CU_ASSERT_TRUE(a.im2col);
+    CU_ASSERT_FALSE(b.im2col);
+    ASSERT_U64S(a.i.dims, 24, 14, 10, 2);            /* dy: K, Q, P, N */
+    ASSERT_U64S(a.i.strides, 48, 672, 6720);
+    ASSERT_INTS(a.i.lower, 2 - 4, 1 - 4);            /* pad_lo - (taps - 1) * dil, W first */
+    ASSERT_INTS(a.i.upper, -4, -3);                  /* -pad_hi */
+    ASSERT_U64S(a.i.max_offset, 4, 4);
+    ASSERT_U64S(a.i.elem_strides, 1, 1, 1, 1);
+    CU_ASSERT_EQUAL(a.i.channels_per_pixel, 64);
+    CU_ASSERT_EQUAL(a.i.pixels_per_column, 128);
+    /* The box walks dx's grid: extent + upper - lower = W and H. */
+    CU_ASSERT_EQUAL((int64_t)a.i.dims[1] + a.i.upper[0] - a.i.lower[0], 12);
+    CU_ASSERT_EQUAL((int64_t)a.i.dims[2] + a.i.upper[1] - a.i.lower[1], 10);
+    ASSERT_U64S(b.t.dims, 48, 5, 3, 24);             /* w: C, S, R, K */
+    ASSERT_U64S(b.t.box, 64, 1, 1, 32);              /* 64 channels x tile K / cluster M rows of K */
+    CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a.i, NULL, 0));
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b.t, NULL, 0));
+    cvc_tiled_desc y;
+    cvc_tma_output(&e, &p, 1, &y);
+    ASSERT_U64S(y.dims, 48, 2 * 10 * 12);           /* dx: C, N*H*W */
+}
+
+/* Wgrad: A is dy as (K, N*Z*P*Q) tiles of 64 x (tile K / cluster N); B is x
+ * im2col as for fprop, 64 channels x (tile K / cluster M) pixels; the output
+ * is dw as (C, T*R*S, K), or the f32 split-K workspace with a splits axis. */
+static void test_wgrad_3d_descriptors(void)
+{
+    const cvc_entry e = unit_entry("sm90a_wgrad_3d_f16_f16_f32_f16_128x128x64_s4_c1x2_coop");
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.op = CONVCAT_WGRAD, p.dims = 3, p.a_type = p.b_type = p.out_type = CONVCAT_F16;
+    p.n = 2, p.d = 5, p.h = 6, p.w = 7, p.c = 16, p.k = 40, p.t = 3, p.r = 3, p.s = 3;
+    for (int i = 0; i < 3; ++i)
+        p.pad_lo[i] = p.pad_hi[i] = 1;
+    p.stride[2] = 2;   /* Q = (7 + 2 - 3) / 2 + 1 = 4 */
+    cvc_operand_desc a, b;
+    cvc_tma_operands(&e, &p, &a, &b);
+    CU_ASSERT_FALSE(a.im2col);
+    CU_ASSERT_TRUE(b.im2col);
+    ASSERT_U64S(a.t.dims, 40, 2 * 5 * 6 * 4);        /* dy: K, N*Z*P*Q */
+    ASSERT_U64S(a.t.box, 64, 32);                    /* 64 filters x tile K / cluster N pixels */
+    ASSERT_U64S(b.i.dims, 16, 7, 6, 5, 2);           /* x: C, W, H, D, N */
+    ASSERT_INTS(b.i.lower, -1, -1, -1);
+    ASSERT_INTS(b.i.upper, 1 - 2, 1 - 2, 1 - 2);
+    ASSERT_U64S(b.i.elem_strides, 1, 2, 1, 1, 1);
+    CU_ASSERT_EQUAL(b.i.channels_per_pixel, 64);
+    CU_ASSERT_EQUAL(b.i.pixels_per_column, 64);      /* cluster M 1 */
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&a.t, NULL, 0));
+    CU_ASSERT_TRUE(cvc_im2col_desc_valid(&b.i, NULL, 0));
+    cvc_tiled_desc y;
+    cvc_tma_output(&e, &p, 1, &y);
+    CU_ASSERT_EQUAL(y.rank, 3);
+    CU_ASSERT_EQUAL(y.elem_bytes, 2);
+    ASSERT_U64S(y.dims, 16, 27, 40);                 /* dw: C, T*R*S, K */
+    ASSERT_U64S(y.box, 64, 1, 64);
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
+    cvc_tma_output(&e, &p, 5, &y);
+    CU_ASSERT_EQUAL(y.rank, 4);
+    CU_ASSERT_EQUAL(y.elem_bytes, 4);
+    ASSERT_U64S(y.dims, 16, 27, 40, 5);              /* f32 partial sums, one slice per split */
+    ASSERT_U64S(y.strides, 64, 64 * 27, 64 * 27 * 40);
+    ASSERT_U64S(y.box, 32, 1, 64, 1);
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
 }
 
 static void test_fprop_2d_descriptors(void)
@@ -117,7 +207,7 @@ static void test_fprop_2d_descriptors(void)
     p.stride[1] = 2, p.stride[2] = 3, p.dilation[1] = 2, p.dilation[2] = 1;
     cvc_im2col_desc a;
     cvc_tiled_desc b;
-    cvc_tma_fprop(&e, &p, &a, &b);
+    fprop_descs(&e, &p, &a, &b);
     CU_ASSERT_EQUAL(a.rank, 4);
     ASSERT_U64S(a.dims, 64, 12, 10, 2);              /* C, W, H, N */
     ASSERT_U64S(a.strides, 128, 1536, 15360);
@@ -150,7 +240,7 @@ static void test_fprop_3d_descriptors(void)
     memcpy(p.dilation, dil, sizeof dil);
     cvc_im2col_desc a;
     cvc_tiled_desc b;
-    cvc_tma_fprop(&e, &p, &a, &b);
+    fprop_descs(&e, &p, &a, &b);
     CU_ASSERT_EQUAL(a.rank, 5);
     ASSERT_U64S(a.dims, 16, 8, 7, 6, 1);             /* C, W, H, D, N */
     ASSERT_U64S(a.strides, 32, 256, 1792, 10752);
@@ -186,7 +276,7 @@ static void test_fprop_element_sizes(void)
         p.n = 1, p.h = 4, p.w = 4, p.c = 32, p.k = 16;
         cvc_im2col_desc a;
         cvc_tiled_desc b;
-        cvc_tma_fprop(&e, &p, &a, &b);
+        fprop_descs(&e, &p, &a, &b);
         const uint64_t row = 32u * (unsigned)cases[i].bytes;
         CU_ASSERT_EQUAL(a.elem_bytes, cases[i].bytes);
         CU_ASSERT_EQUAL(b.elem_bytes, cases[i].bytes);
@@ -561,6 +651,8 @@ int main(void)
         {"fprop 2D descriptors", test_fprop_2d_descriptors},
         {"fprop 3D descriptors", test_fprop_3d_descriptors},
         {"fprop element sizes", test_fprop_element_sizes},
+        {"dgrad 2D descriptors", test_dgrad_2d_descriptors},
+        {"wgrad 3D descriptors", test_wgrad_3d_descriptors},
         {"output descriptor", test_output_descriptor},
         {"im2col rank is 3 to 5", test_im2col_rank_is_3_to_5},
         {"im2col extents up to 2^32", test_im2col_extents_up_to_2_32},

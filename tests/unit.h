@@ -143,10 +143,13 @@ static inline cvc_entry unit_entry(const char *key)
     e.threads = 384;
     e.smem_bytes = 100000;
     e.registers = 168;
-    e.a_box_rows = e.k.tile_m / e.k.cluster_n;
-    e.a_box_cols = e.k.tile_k;
-    e.b_box_rows = e.k.tile_n / e.k.cluster_m;
-    e.b_box_cols = e.k.tile_k;
+    /* As space.derive: MN-major operands (dgrad B, wgrad A and B) load 64-wide
+     * columns of a slice of the stage's K rows. */
+    const int swz = 128 / cvc_dtype_bytes(e.k.a);
+    e.a_box_rows = e.k.op == CONVCAT_WGRAD ? e.k.tile_k / e.k.cluster_n : e.k.tile_m / e.k.cluster_n;
+    e.a_box_cols = e.k.op == CONVCAT_WGRAD ? swz : e.k.tile_k;
+    e.b_box_rows = e.k.op != CONVCAT_FPROP ? e.k.tile_k / e.k.cluster_m : e.k.tile_n / e.k.cluster_m;
+    e.b_box_cols = e.k.op != CONVCAT_FPROP ? swz : e.k.tile_k;
     e.y_box_rows = 64;
     e.y_box_cols = 128 / (e.k.out == CONVCAT_F32 ? 4 : 2);
     e.swizzle_bytes = 128;

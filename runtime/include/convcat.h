@@ -83,9 +83,9 @@ typedef struct convcat_problem {
     int dilation[3];           /**< D, H, W */
     int groups;
     convcat_mode mode;
-    convcat_dtype a_type;      /**< activations (x for fprop) */
-    convcat_dtype b_type;      /**< filters */
-    convcat_dtype out_type;    /**< the op's output */
+    convcat_dtype a_type;      /**< GEMM A: x for fprop, dy for dgrad and wgrad */
+    convcat_dtype b_type;      /**< GEMM B: w for fprop and dgrad, x for wgrad */
+    convcat_dtype out_type;    /**< the op's output: y, dx or dw */
 } convcat_problem;
 
 /** A 2D bf16 fprop of 1x1x1x1 tensors, unit strides and dilations, no padding, groups 1. */
@@ -95,7 +95,7 @@ CONVCAT_API void convcat_problem_init(convcat_problem *p);
 CONVCAT_API convcat_status convcat_problem_output(const convcat_problem *p, int *z_out, int *p_out,
                                                   int *q_out);
 
-/** FLOPs of the problem's GEMM: 2 * M * N * K. */
+/** FLOPs of the forward convolution, 2 * N*Z*P*Q * K * T*R*S * C/groups, for every op. */
 CONVCAT_API double convcat_problem_flops(const convcat_problem *p);
 
 /* ------------------------------------------------------------------------- */
@@ -181,7 +181,8 @@ typedef struct convcat_plan_info {
     int cluster;             /**< CTAs per cluster */
     int threads;
     int smem_bytes;
-    size_t workspace_bytes;  /**< device scratch the caller passes to convcat_plan_run */
+    size_t workspace_bytes;  /**< device scratch the caller passes to convcat_plan_run: wgrad's
+                                  split-K partial sums (0: none needed) */
 } convcat_plan_info;
 
 /**
@@ -207,15 +208,20 @@ typedef enum convcat_activation {
 
 /**
  * Device tensors, always in forward terms: fprop reads x and w and writes y;
- * (dgrad reads y = dy and w, writes x = dx; wgrad reads y = dy and x, writes
- * w = dw).  The output becomes
+ * dgrad reads y = dy and w, writes x = dx; wgrad reads y = dy and x, writes
+ * w = dw.  The output becomes
  *
  *     act(alpha * conv + bias[k] + beta * c)
  *
  * where `bias` (may be NULL) holds one value per output channel in the
  * output's type, `c` has the output's shape and type and is not read when
- * beta == 0, and `act` is `activation`.  Pointers are 16-byte aligned
- * device addresses.
+ * beta == 0 (beta = 1 accumulates gradients), and `act` is `activation`.
+ * Bias and activation are fused into fprop only: dgrad and wgrad plans
+ * refuse them.  `workspace` holds at least the plan's workspace_bytes
+ * (convcat_plan_info) when that is not 0; a wgrad plan that splits its
+ * reduction writes f32 partial sums there and adds them in a fixed order,
+ * so results are deterministic.  Pointers are 16-byte aligned device
+ * addresses.
  */
 typedef struct convcat_tensors {
     const void *x;

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -268,10 +269,16 @@ convcat_status cvc_entry_kernel(convcat_catalog *cat, cvc_entry *e, void **kerne
         st = cvc_cuda_check(drv->cuLibraryLoadData(&lib, e->code, NULL, NULL, 0, NULL, NULL, 0),
                             "cuLibraryLoadData");
         if (st == CONVCAT_OK) {
+            CUkernel reduce = NULL;
+            char name[CVC_KEY_BYTES + 8];
+            snprintf(name, sizeof name, "%s_reduce", e->key);
             st = cvc_cuda_check(drv->cuLibraryGetKernel(&kern, lib, e->key), "cuLibraryGetKernel");
+            if (st == CONVCAT_OK && e->k.op == CONVCAT_WGRAD)   /* the split-K reduction */
+                st = cvc_cuda_check(drv->cuLibraryGetKernel(&reduce, lib, name), "cuLibraryGetKernel (reduce)");
             if (st == CONVCAT_OK) {
                 e->library = lib;
                 e->kernel = kern;
+                e->reduce = reduce;
             } else {
                 drv->cuLibraryUnload(lib);
             }

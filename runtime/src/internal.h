@@ -51,6 +51,7 @@ typedef struct cvc_entry {
     /* Lazily loaded code (context-independent CUlibrary / CUkernel). */
     void *library;
     void *kernel;
+    void *reduce;        /* wgrad: KEY_reduce, the split-K reduction */
 } cvc_entry;
 
 struct convcat_catalog {
@@ -63,32 +64,58 @@ struct convcat_catalog {
     pthread_mutex_t lock; /* guards lazy code loading */
 };
 
-/* Load the entry's code once; *kernel_out is a CUkernel. */
+/* Load the entry's code once; *kernel_out is a CUkernel (and e->reduce, for wgrad). */
 convcat_status cvc_entry_kernel(convcat_catalog *cat, cvc_entry *e, void **kernel_out);
 
 /* ---- problems and rules (problem.c) -------------------------------------- */
 
 /* Extents of the GEMM the kernel runs, derived from a problem. */
 typedef struct cvc_gemm {
-    int64_t m, n, k;          /* fprop: N*Z*P*Q, K, T*R*S*C */
-    int z, p, q;              /* output extents */
+    int64_t m, n, k;          /* fprop: N*Z*P*Q, K, T*R*S*C; dgrad: N*D*H*W, C, T*R*S*K;
+                                 wgrad: K, T*R*S*C, N*Z*P*Q */
+    int64_t pixels;           /* N*Z*P*Q: the forward output's pixels */
+    int64_t taps;             /* T*R*S */
+    int z, p, q;              /* forward output extents */
 } cvc_gemm;
 
 convcat_status cvc_problem_gemm(const convcat_problem *p, cvc_gemm *g, char *why, size_t why_size);
 
 static inline int64_t cvc_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* Stages of K per tile: whole channel blocks for every filter tap. */
-static inline int64_t cvc_k_iters(const cvc_entry *e, const convcat_problem *p)
+/* Stages of K per tile: fprop and dgrad, whole channel blocks of the im2col
+ * operand (C, or dy's K) for every filter tap; wgrad, blocks of pixels. */
+static inline int64_t cvc_k_iters(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g)
 {
-    return (int64_t)p->t * p->r * p->s * cvc_ceil_div(p->c, e->k.tile_k);
+    switch (e->k.op) {
+    case CONVCAT_DGRAD: return g->taps * cvc_ceil_div(p->k, e->k.tile_k);
+    case CONVCAT_WGRAD: return cvc_ceil_div(g->pixels, e->k.tile_k);
+    default: return g->taps * cvc_ceil_div(p->c, e->k.tile_k);
+    }
 }
 
-/* Cluster tiles along GEMM M and N: what the persistent grid walks. */
-static inline void cvc_cluster_tiles(const cvc_entry *e, const cvc_gemm *g, int64_t *m, int64_t *n)
+/* Tiles along GEMM N: wgrad's never straddle a filter tap. */
+static inline int64_t cvc_tiles_n(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g)
+{
+    return e->k.op == CONVCAT_WGRAD ? g->taps * cvc_ceil_div(p->c, e->k.tile_n) : cvc_ceil_div(g->n, e->k.tile_n);
+}
+
+/* Cluster tiles along GEMM M and N: what the persistent grid walks (times wgrad's splits). */
+static inline void cvc_cluster_tiles(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, int64_t *m,
+                                     int64_t *n)
 {
     *m = cvc_ceil_div(cvc_ceil_div(g->m, e->k.tile_m), e->k.cluster_m);
-    *n = cvc_ceil_div(cvc_ceil_div(g->n, e->k.tile_n), e->k.cluster_n);
+    *n = cvc_ceil_div(cvc_tiles_n(e, p, g), e->k.cluster_n);
+}
+
+/* Wgrad split-K: slices of the pixel reduction so that tiles x slices fill
+ * `sms` SMs about once, each slice at least 8 stages long; *split_iters is
+ * the stages per slice.  1 for fprop and dgrad. */
+int cvc_splits(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, int sms, int *split_iters);
+
+/* Device scratch a plan with `splits` slices needs: the f32 partial sums. */
+static inline size_t cvc_workspace_bytes(const cvc_gemm *g, int splits)
+{
+    return splits > 1 ? (size_t)splits * (size_t)g->m * (size_t)g->n * sizeof(float) : 0;
 }
 convcat_status cvc_check_entry(const cvc_entry *e, const convcat_problem *p, char *why, size_t why_size);
 
@@ -116,11 +143,22 @@ typedef struct cvc_tiled_desc {
     int swizzle_bytes;
 } cvc_tiled_desc;
 
-/* The descriptors of an fprop entry for a problem (pointers come at run time). */
-void cvc_tma_fprop(const cvc_entry *e, const convcat_problem *p, cvc_im2col_desc *a, cvc_tiled_desc *b);
-/* The output as the epilogue's TMA store sees it: a 2D (GEMM N, GEMM M) tensor
- * of the output type, stored in boxes of the entry's output box. */
-void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, cvc_tiled_desc *y);
+/* One GEMM operand's tensor map: im2col (the activations) or tiled. */
+typedef struct cvc_operand_desc {
+    bool im2col;
+    cvc_im2col_desc i;
+    cvc_tiled_desc t;
+} cvc_operand_desc;
+
+/* The operand descriptors of an entry for a problem (pointers come at run time):
+ * fprop  A = x im2col, B = w tiled (C, S, R, T, K), box rows of K
+ * dgrad  A = dy im2col (the filter turned around), B = w tiled, box rows of dy's K
+ * wgrad  A = dy tiled (K, N*Z*P*Q), B = x im2col */
+void cvc_tma_operands(const cvc_entry *e, const convcat_problem *p, cvc_operand_desc *a, cvc_operand_desc *b);
+/* The output as the epilogue's TMA store sees it: fprop and dgrad a 2D
+ * (GEMM N, GEMM M) tensor, wgrad dw as 3D (C, T*R*S, K) or, with split-K,
+ * the f32 workspace as 4D (C, T*R*S, K, splits); boxes of the entry's output box. */
+void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, int splits, cvc_tiled_desc *y);
 /* Every TMA limit, with a reason for the first one broken. */
 bool cvc_im2col_desc_valid(const cvc_im2col_desc *d, char *why, size_t why_size);
 bool cvc_tiled_desc_valid(const cvc_tiled_desc *d, char *why, size_t why_size);

@@ -17,11 +17,12 @@ struct convcat_plan {
     const cvc_entry *e;
     convcat_problem problem;
     cvc_params params;           /* everything but the pointers and scalars of a run */
-    cvc_im2col_desc a;
-    cvc_tiled_desc b, y;
-    CUkernel kernel;
+    cvc_operand_desc a, b;
+    cvc_tiled_desc y;            /* the output, or wgrad's split-K workspace */
+    CUkernel kernel, reduce;
     CUdevice device;
-    int grid, cluster;
+    int grid, cluster, reduce_grid;
+    size_t workspace_bytes;
 };
 
 static convcat_status current_device(const cvc_driver *drv, CUdevice *dev, convcat_arch *arch, int *sms)
@@ -89,24 +90,62 @@ static convcat_status check_device(const cvc_driver *drv, const cvc_entry *e, CU
     return CONVCAT_OK;
 }
 
-static void fill_params(const cvc_entry *e, const convcat_problem *p, cvc_params *k)
+int cvc_splits(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, int sms, int *split_iters)
+{
+    const int64_t k_iters = cvc_k_iters(e, p, g);
+    int64_t splits = 1;
+    if (e->k.op == CONVCAT_WGRAD) {
+        int64_t tm, tn;
+        cvc_cluster_tiles(e, p, g, &tm, &tn);
+        const int64_t ctas = tm * tn * e->k.cluster_m * e->k.cluster_n;
+        splits = (sms > 0 ? sms : 132) / ctas;
+        if (splits > k_iters / 8)
+            splits = k_iters / 8;
+        if (splits < 1)
+            splits = 1;
+    }
+    const int64_t per = cvc_ceil_div(k_iters, splits);
+    *split_iters = (int)per;
+    return (int)cvc_ceil_div(k_iters, per);   /* no empty slice */
+}
+
+static void fill_params(const cvc_entry *e, const convcat_problem *p, int sms, cvc_params *k)
 {
     cvc_gemm g;
     cvc_problem_gemm(p, &g, NULL, 0);   /* checked by the rules before */
     memset(k, 0, sizeof *k);
-    k->ldy = p->k;
     k->gemm_m = (int32_t)g.m;
-    k->gemm_n = (int32_t)g.n;
-    k->channels = p->c;
-    k->c_blocks = (int32_t)cvc_ceil_div(p->c, e->k.tile_k);
-    k->k_iters = (int32_t)cvc_k_iters(e, p);
+    k->k_iters = (int32_t)cvc_k_iters(e, p, &g);
+    k->splits = cvc_splits(e, p, &g, sms, &k->split_iters);
     k->out_q = g.q, k->out_p = g.p, k->out_z = g.z;
     k->stride_w = p->stride[2], k->stride_h = p->stride[1], k->stride_d = p->stride[0];
     k->pad_w = p->pad_lo[2], k->pad_h = p->pad_lo[1], k->pad_d = p->pad_lo[0];
     k->dil_w = p->dilation[2], k->dil_h = p->dilation[1], k->dil_d = p->dilation[0];
     k->filt_s = p->s, k->filt_r = p->r, k->filt_t = p->t;
+    switch (e->k.op) {
+    case CONVCAT_DGRAD:
+        /* The im2col operand is dy and its pixel grid is dx's (unit stride): the
+         * turned-around filter's lower padding is (taps - 1) * dilation - pad_lo. */
+        k->gemm_n = p->c;
+        k->channels = p->k;
+        k->ldy = p->c;
+        k->out_q = p->w, k->out_p = p->h, k->out_z = p->d;
+        k->pad_w = (p->s - 1) * p->dilation[2] - p->pad_lo[2];
+        k->pad_h = (p->r - 1) * p->dilation[1] - p->pad_lo[1];
+        k->pad_d = (p->t - 1) * p->dilation[0] - p->pad_lo[0];
+        break;
+    case CONVCAT_WGRAD:
+        k->gemm_n = k->channels = p->c;
+        k->ldy = g.n;   /* T*R*S*C */
+        k->chan_tiles = (int32_t)cvc_ceil_div(p->c, e->k.tile_n);
+        break;
+    default:
+        k->gemm_n = p->k;
+        k->channels = p->c;
+        k->ldy = p->k;
+    }
     int64_t tiles_m, tiles_n;
-    cvc_cluster_tiles(e, &g, &tiles_m, &tiles_n);
+    cvc_cluster_tiles(e, p, &g, &tiles_m, &tiles_n);
     k->cluster_tiles_m = (int32_t)tiles_m;
     k->cluster_tiles_n = (int32_t)tiles_n;
 }
@@ -115,7 +154,7 @@ static void fill_params(const cvc_entry *e, const convcat_problem *p, cvc_params
 static convcat_status size_grid(const cvc_driver *drv, convcat_plan *pl, int sms)
 {
     const cvc_entry *e = pl->e;
-    const int64_t tiles = (int64_t)pl->params.cluster_tiles_m * pl->params.cluster_tiles_n;
+    const int64_t tiles = (int64_t)pl->params.cluster_tiles_m * pl->params.cluster_tiles_n * pl->params.splits;
     int64_t fit = sms / pl->cluster;
     if (pl->cluster > 1) {
         CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
@@ -199,9 +238,17 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     pl->kernel = (CUkernel)kernel;
     pl->device = dev;
     pl->cluster = e->k.cluster_m * e->k.cluster_n;
-    fill_params(e, p, &pl->params);
-    cvc_tma_fprop(e, p, &pl->a, &pl->b);
-    cvc_tma_output(e, p, &pl->y);
+    pl->reduce = (CUkernel)e->reduce;
+    fill_params(e, p, sms, &pl->params);
+    cvc_tma_operands(e, p, &pl->a, &pl->b);
+    cvc_tma_output(e, p, pl->params.splits, &pl->y);
+    if (pl->params.splits > 1) {
+        cvc_gemm g;
+        cvc_problem_gemm(p, &g, NULL, 0);
+        pl->workspace_bytes = cvc_workspace_bytes(&g, pl->params.splits);
+        const int64_t blocks = cvc_ceil_div(g.m * g.n / 4, 256);
+        pl->reduce_grid = (int)(blocks < 8 * sms ? blocks : 8 * sms);
+    }
     if ((st = size_grid(drv, pl, sms)) != CONVCAT_OK) {
         free(pl);
         return st;
@@ -216,7 +263,7 @@ convcat_status convcat_plan_info_get(const convcat_plan *pl, convcat_plan_info *
         return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_plan_info_get: NULL argument");
     *info = (convcat_plan_info){.index = pl->index, .grid = pl->grid, .cluster = pl->cluster,
                                 .threads = pl->e->threads, .smem_bytes = pl->e->smem_bytes,
-                                .workspace_bytes = 0};
+                                .workspace_bytes = pl->workspace_bytes};
     return CONVCAT_OK;
 }
 
@@ -249,6 +296,30 @@ static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 _Static_assert((int)CVC_ACT_RELU == (int)CONVCAT_ACT_RELU && (int)CVC_ACT_GELU == (int)CONVCAT_ACT_GELU &&
                    (int)CVC_ACT_SILU == (int)CONVCAT_ACT_SILU, "kernel ABI and public activations agree");
 
+static convcat_status encode_tiled(const cvc_driver *drv, CUtensorMap *map, convcat_dtype type, const cvc_tiled_desc *d,
+                                   const void *ptr, CUtensorMapL2promotion l2, const char *what)
+{
+    return cvc_cuda_check(drv->cuTensorMapEncodeTiled(map, map_type(type), (cuuint32_t)d->rank, (void *)ptr, d->dims,
+                                                      d->strides, d->box, d->elem_strides,
+                                                      CU_TENSOR_MAP_INTERLEAVE_NONE, map_swizzle(d->swizzle_bytes),
+                                                      l2, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                          what);
+}
+
+static convcat_status encode_operand(const cvc_driver *drv, CUtensorMap *map, convcat_dtype type,
+                                     const cvc_operand_desc *d, const void *ptr, const char *what)
+{
+    if (!d->im2col)
+        return encode_tiled(drv, map, type, &d->t, ptr, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, what);
+    const cvc_im2col_desc *a = &d->i;
+    return cvc_cuda_check(drv->cuTensorMapEncodeIm2col(
+                              map, map_type(type), (cuuint32_t)a->rank, (void *)ptr, a->dims, a->strides, a->lower,
+                              a->upper, a->channels_per_pixel, a->pixels_per_column, a->elem_strides,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, map_swizzle(a->swizzle_bytes),
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                          what);
+}
+
 convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t, void *stream)
 {
     if (!pl || !t)
@@ -263,6 +334,15 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
         return cvc_fail(CONVCAT_ERR_MISALIGNED, "convcat_plan_run: bias must be 16-byte aligned");
     if ((unsigned)t->activation > CONVCAT_ACT_SILU)
         return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_plan_run: unknown activation %d", (int)t->activation);
+    const convcat_op op = pl->e->k.op;
+    if (op != CONVCAT_FPROP && (t->bias || t->activation != CONVCAT_ACT_NONE))
+        return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "convcat_plan_run: %s kernels fuse no bias or activation "
+                        "(fprop only): pass bias NULL and CONVCAT_ACT_NONE", convcat_op_name(op));
+    if (pl->workspace_bytes && (!t->workspace || t->workspace_bytes < pl->workspace_bytes))
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_plan_run: the plan needs %zu bytes of workspace; "
+                        "got %zu at %p", pl->workspace_bytes, t->workspace ? t->workspace_bytes : 0, t->workspace);
+    if (pl->workspace_bytes && !aligned16(t->workspace))
+        return cvc_fail(CONVCAT_ERR_MISALIGNED, "convcat_plan_run: the workspace must be 16-byte aligned");
     const cvc_driver *drv;
     convcat_status st = cvc_driver_get(&drv);
     if (st != CONVCAT_OK)
@@ -274,39 +354,31 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
         return cvc_fail(CONVCAT_ERR_NO_DEVICE, "the plan was made for device %d; the current device is %d",
                         (int)pl->device, (int)dev);
 
+    /* Operands and output in forward terms: fprop x, w -> y; dgrad y (dy), w -> x (dx);
+     * wgrad y (dy), x -> w (dw). */
+    const convcat_problem *p = &pl->problem;
+    const void *in_a = op == CONVCAT_FPROP ? t->x : t->y;
+    const void *in_b = op == CONVCAT_WGRAD ? t->x : t->w;
+    void *out = op == CONVCAT_FPROP ? t->y : op == CONVCAT_DGRAD ? (void *)t->x : (void *)t->w;
+    const bool partial = pl->params.splits > 1;
     CUtensorMap map_a, map_b, map_y;   /* _Alignas(128) in CUDA 13's cuda.h */
-    const cvc_im2col_desc *a = &pl->a;
-    const cvc_tiled_desc *b = &pl->b, *y = &pl->y;
-    st = cvc_cuda_check(drv->cuTensorMapEncodeIm2col(
-                            &map_a, map_type(pl->problem.a_type), (cuuint32_t)a->rank, (void *)t->x, a->dims,
-                            a->strides, a->lower, a->upper, a->channels_per_pixel, a->pixels_per_column,
-                            a->elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, map_swizzle(a->swizzle_bytes),
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-                        "cuTensorMapEncodeIm2col (activations)");
+    st = encode_operand(drv, &map_a, p->a_type, &pl->a, in_a, "cuTensorMapEncode (A operand)");
     if (st == CONVCAT_OK)
-        st = cvc_cuda_check(drv->cuTensorMapEncodeTiled(
-                                &map_b, map_type(pl->problem.b_type), (cuuint32_t)b->rank, (void *)t->w, b->dims,
-                                b->strides, b->box, b->elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                map_swizzle(b->swizzle_bytes), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-                            "cuTensorMapEncodeTiled (filters)");
+        st = encode_operand(drv, &map_b, p->b_type, &pl->b, in_b, "cuTensorMapEncode (B operand)");
     if (st == CONVCAT_OK)
-        st = cvc_cuda_check(drv->cuTensorMapEncodeTiled(
-                                &map_y, map_type(pl->problem.out_type), (cuuint32_t)y->rank, t->y, y->dims,
-                                y->strides, y->box, y->elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                map_swizzle(y->swizzle_bytes), CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-                            "cuTensorMapEncodeTiled (output)");
+        st = encode_tiled(drv, &map_y, partial ? CONVCAT_F32 : p->out_type, &pl->y, partial ? t->workspace : out,
+                          CU_TENSOR_MAP_L2_PROMOTION_NONE, "cuTensorMapEncodeTiled (output)");
     if (st != CONVCAT_OK)
         return st;
 
     cvc_params params = pl->params;
-    params.y = t->y;
+    params.y = out;
     params.c = t->beta != 0.0f ? t->c : NULL;
     params.alpha = t->alpha;
     params.beta = t->beta;
     params.bias = t->bias;
     params.activation = (int32_t)t->activation;
+    params.workspace = partial ? (float *)t->workspace : NULL;
     CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
     attr.value.clusterDim.x = (unsigned)pl->cluster;
     attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
@@ -315,5 +387,12 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
                           .sharedMemBytes = (unsigned)pl->e->smem_bytes, .hStream = (CUstream)stream,
                           .attrs = &attr, .numAttrs = pl->cluster > 1 ? 1 : 0};
     void *args[] = {&map_a, &map_b, &map_y, &params};
-    return cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
+    st = cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
+    if (st != CONVCAT_OK || !partial)
+        return st;
+    /* Split-K: the reduction, in stream order after the slices. */
+    CUlaunchConfig rcfg = {.gridDimX = (unsigned)pl->reduce_grid, .gridDimY = 1, .gridDimZ = 1,
+                           .blockDimX = 256, .blockDimY = 1, .blockDimZ = 1, .hStream = (CUstream)stream};
+    void *rargs[] = {&params};
+    return cvc_cuda_check(drv->cuLaunchKernelEx(&rcfg, (CUfunction)pl->reduce, rargs, NULL), "split-K reduction");
 }

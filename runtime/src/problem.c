@@ -85,10 +85,26 @@ convcat_status cvc_problem_gemm(const convcat_problem *p, cvc_gemm *g, char *why
         cvc_say(why, n, "GEMM M = N*Z*P*Q or K = T*R*S*C/groups overflows 64 bits");
         return CONVCAT_ERR_UNSUPPORTED;
     }
+    const int64_t taps = (int64_t)p->t * p->r * p->s, cg = p->c / p->groups;
     g->z = (int)out[0], g->p = (int)out[1], g->q = (int)out[2];
-    g->m = m;
-    g->n = p->k;
-    g->k = k;
+    g->pixels = m;
+    g->taps = taps;
+    switch (p->op) {
+    case CONVCAT_DGRAD:   /* dx pixels x input channels, reduced over dy channels and taps */
+        g->m = (int64_t)p->n * p->d * p->h * p->w;
+        g->n = p->c;
+        g->k = taps * p->k;
+        break;
+    case CONVCAT_WGRAD:   /* filters x (taps, channels), reduced over output pixels */
+        g->m = p->k;
+        g->n = taps * cg;
+        g->k = m;
+        break;
+    default:
+        g->m = m;
+        g->n = p->k;
+        g->k = k;
+    }
     return CONVCAT_OK;
 }
 
@@ -113,7 +129,9 @@ double convcat_problem_flops(const convcat_problem *p)
     cvc_gemm g;
     if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
         return 0.0;
-    return 2.0 * (double)g.m * (double)g.n * (double)g.k;
+    /* The forward convolution's multiply-adds, for every op (dgrad's GEMM also
+     * multiplies the zeros past the padding; those are not counted). */
+    return 2.0 * (double)g.pixels * (double)p->k * (double)g.taps * (double)(p->c / p->groups);
 }
 
 /* ---- the rules ------------------------------------------------------------ */
@@ -124,8 +142,27 @@ double convcat_problem_flops(const convcat_problem *p)
         return CONVCAT_ERR_UNSUPPORTED;              \
     } while (0)
 
-static convcat_status check_fprop(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g,
-                                  char *why, size_t n)
+static convcat_status check_operands(const cvc_entry *e, const convcat_problem *p, char *why, size_t n)
+{
+    static const char *const role[3][2] = {{"activations", "filters"}, {"dy", "filters"}, {"dy", "activations"}};
+    cvc_operand_desc a, b;
+    cvc_tma_operands(e, p, &a, &b);
+    const cvc_operand_desc *ops[2] = {&a, &b};
+    char tma_why[160];
+    for (int i = 0; i < 2; ++i)
+        if (ops[i]->im2col ? !cvc_im2col_desc_valid(&ops[i]->i, tma_why, sizeof tma_why)
+                           : !cvc_tiled_desc_valid(&ops[i]->t, tma_why, sizeof tma_why))
+            REFUSE("%s: %s", role[e->k.op][i], tma_why);
+    cvc_tiled_desc y;
+    cvc_tma_output(e, p, 1, &y);
+    if (!cvc_tiled_desc_valid(&y, tma_why, sizeof tma_why))
+        REFUSE("output: %s", tma_why);
+    return CONVCAT_OK;
+}
+
+/* The rules every op's kernels share, on the GEMM they run. */
+static convcat_status check_gemm(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g,
+                                 char *why, size_t n)
 {
     const int eb = cvc_dtype_bytes(p->a_type);
     const int align = 16 / eb;
@@ -135,28 +172,36 @@ static convcat_status check_fprop(const cvc_entry *e, const convcat_problem *p, 
     const int out_align = 16 / cvc_dtype_bytes(p->out_type);
     if (p->k % 8 || p->k % out_align)
         REFUSE("K = %d: output channels must be a multiple of 8 (16-byte filter and output rows)", p->k);
+    if (p->c % out_align)
+        REFUSE("C = %d: channels must be a multiple of %d (16-byte rows of the %s output)", p->c, out_align,
+               convcat_dtype_name(p->out_type));
     /* 32-bit GEMM coordinates inside the kernel, with room for the last cluster's padding tiles. */
     const int64_t m_span = g->m + (int64_t)e->k.tile_m * e->k.cluster_m;
+    static const char *const m_name[3] = {"N*Z*P*Q", "N*D*H*W", "K"};
     if (m_span > INT32_MAX || g->n > INT32_MAX)
-        REFUSE("GEMM M = N*Z*P*Q = %lld exceeds the kernel's 32-bit pixel index", (long long)g->m);
-    /* The K loop (taps x channel blocks) is an int32 count; taps <= GEMM K, so no overflow here. */
-    const int64_t k_iters = cvc_k_iters(e, p);
+        REFUSE("GEMM M = %s = %lld exceeds the kernel's 32-bit pixel index", m_name[e->k.op], (long long)g->m);
+    if (e->k.op == CONVCAT_WGRAD && g->pixels + (int64_t)e->k.tile_k > INT32_MAX)
+        REFUSE("N*Z*P*Q = %lld pixels exceed the wgrad kernel's 32-bit pixel index", (long long)g->pixels);
+    if (e->k.op == CONVCAT_DGRAD && g->pixels + (int64_t)e->k.tile_m * e->k.cluster_m > INT32_MAX)
+        REFUSE("N*Z*P*Q = %lld exceeds the kernel's 32-bit pixel index", (long long)g->pixels);
+    /* The K loop is an int32 count; taps <= GEMM K, so no overflow here. */
+    const int64_t k_iters = cvc_k_iters(e, p, g);
     if (k_iters > INT32_MAX)
-        REFUSE("GEMM K loop of T*R*S = %lld taps x %d-channel blocks is %lld iterations: more than the "
-               "kernel's 32-bit count", (long long)p->t * p->r * p->s, e->k.tile_k, (long long)k_iters);
+        REFUSE("the GEMM K loop is %lld stages: more than the kernel's 32-bit count", (long long)k_iters);
+    int64_t tm, tn;
+    cvc_cluster_tiles(e, p, g, &tm, &tn);
+    if (tm * tn > INT32_MAX / 64)
+        REFUSE("%lld cluster tiles: more than the kernel's 32-bit tile index allows", (long long)(tm * tn));
     /* TMA descriptors: every limit of cuTensorMapEncodeIm2col / Tiled. */
-    cvc_im2col_desc a;
-    cvc_tiled_desc b;
-    cvc_tma_fprop(e, p, &a, &b);
-    char tma_why[160];
-    if (!cvc_im2col_desc_valid(&a, tma_why, sizeof tma_why))
-        REFUSE("activations: %s", tma_why);
-    if (!cvc_tiled_desc_valid(&b, tma_why, sizeof tma_why))
-        REFUSE("filters: %s", tma_why);
-    cvc_tiled_desc y;
-    cvc_tma_output(e, p, &y);
-    if (!cvc_tiled_desc_valid(&y, tma_why, sizeof tma_why))
-        REFUSE("output: %s", tma_why);
+    return check_operands(e, p, why, n);
+}
+
+static convcat_status check_dgrad(const convcat_problem *p, char *why, size_t n)
+{
+    for (int a = 0; a < 3; ++a)
+        if (p->stride[a] != 1)
+            REFUSE("stride %d along %s: this dgrad kernel is unit-stride (strided dgrad is not in the catalog)",
+                   p->stride[a], axis_name[a]);
     return CONVCAT_OK;
 }
 
@@ -187,10 +232,11 @@ convcat_status cvc_check_entry(const cvc_entry *e, const convcat_problem *p, cha
     for (int a = 0; a < 3; ++a)
         if (p->stride[a] > 8)
             REFUSE("stride %d along %s: TMA traversal strides are 1..8", p->stride[a], axis_name[a]);
-    switch (k->op) {
-    case CONVCAT_FPROP: return check_fprop(e, p, &g, why, n);
-    default: REFUSE("no %s kernels in this runtime", convcat_op_name(k->op));
-    }
+    if (k->op == CONVCAT_DGRAD && (st = check_dgrad(p, why, n)) != CONVCAT_OK)
+        return st;
+    if (k->op != CONVCAT_FPROP && k->op != CONVCAT_DGRAD && k->op != CONVCAT_WGRAD)
+        REFUSE("no %s kernels in this runtime", convcat_op_name(k->op) ? convcat_op_name(k->op) : "such");
+    return check_gemm(e, p, &g, why, n);
 }
 
 convcat_status convcat_check(const convcat_catalog *cat, size_t index, const convcat_problem *p,

@@ -47,13 +47,15 @@ double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
     const cvc_key *k = &e->k;
     const int cluster = k->cluster_m * k->cluster_n;
     int64_t tiles_m, tiles_n;
-    cvc_cluster_tiles(e, &g, &tiles_m, &tiles_n);
-    const int64_t ctas = tiles_m * tiles_n * cluster;
+    cvc_cluster_tiles(e, p, &g, &tiles_m, &tiles_n);
+    int split_iters;
+    const int splits = cvc_splits(e, p, &g, sms, &split_iters);
+    const int64_t ctas = tiles_m * tiles_n * cluster * splits;
     /* Fewer SMs than a cluster has CTAs: one cluster at a time (never divide by 0). */
     const int64_t waves = cvc_ceil_div(ctas, sms >= cluster ? sms / cluster * cluster : cluster);
-    /* K is padded to whole channel blocks per filter tap. */
-    const int64_t taps = (int64_t)p->t * p->r * p->s;
-    const int64_t k_iters = cvc_k_iters(e, p);
+    /* K is padded to whole channel blocks per filter tap (wgrad: split into slices). */
+    const int64_t taps = g.taps;
+    const int64_t k_iters = split_iters;
     const int in_bytes = cvc_dtype_bytes(p->a_type), out_bytes = cvc_dtype_bytes(p->out_type);
     const bool pingpong = k->schedule == CONVCAT_PINGPONG;
     const int wg_n = pingpong || k->tile_m >= 128 ? k->tile_n : k->tile_n / 2;   /* space.py's warpgroup split */
@@ -65,9 +67,12 @@ double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
         stage_us += CLUSTER_STAGE_US;
     const double tile_us = (double)k_iters * stage_us +
                            EPILOGUE_US_PER_KB * k->tile_m * k->tile_n * out_bytes / 1024.0 + TILE_FIXED_US;
+    /* x, w and y each move once (one of them is the op's output). */
     const double bytes = (double)p->n * p->d * p->h * p->w * p->c * in_bytes +
-                         (double)p->k * taps * p->c * cvc_dtype_bytes(p->b_type) + (double)g.m * g.n * out_bytes;
-    return fmax((double)waves * tile_us, bytes / DRAM_BYTES_PER_US);
+                         (double)p->k * taps * p->c * cvc_dtype_bytes(p->b_type) + (double)g.pixels * p->k * out_bytes;
+    /* Split-K writes and re-reads f32 partial sums. */
+    const double reduce_us = splits > 1 ? (double)g.m * g.n * (8.0 * splits + out_bytes) / DRAM_BYTES_PER_US + 2.0 : 0.0;
+    return fmax((double)waves * tile_us, bytes / DRAM_BYTES_PER_US) + reduce_us;
 }
 
 static int by_rank(const void *x, const void *y)

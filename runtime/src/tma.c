@@ -23,55 +23,116 @@ static void packed(int rank, int elem_bytes, const uint64_t *ext, uint64_t *dims
     }
 }
 
-void cvc_tma_fprop(const cvc_entry *e, const convcat_problem *p, cvc_im2col_desc *a, cvc_tiled_desc *b)
+/* An im2col map over an activation-like tensor (N, spatial..., channels):
+ * `ext` its spatial extents W first, the bounding box [lower, extent - 1 + upper]
+ * walked in steps of `step`, taps reaching `reach` further. */
+static void im2col(const convcat_problem *p, int elem_bytes, int channels, const int *ext, const int64_t *lower,
+                   const int64_t *upper, const int64_t *reach, const int *step, uint32_t box_channels,
+                   uint32_t box_pixels, int swizzle, cvc_im2col_desc *a)
 {
-    const int sp = p->dims;                       /* spatial axes, W first below */
-    const int in[3] = {p->w, p->h, p->d};         /* W, H, D */
-    const int filt[3] = {p->s, p->r, p->t};
-    *a = (cvc_im2col_desc){.rank = sp + 2, .elem_bytes = cvc_dtype_bytes(p->a_type)};
-    *b = (cvc_tiled_desc){.rank = sp + 2, .elem_bytes = cvc_dtype_bytes(p->b_type)};
-    uint64_t ext_a[5] = {(uint64_t)p->c}, ext_b[5] = {(uint64_t)p->c};
+    const int sp = p->dims;
+    *a = (cvc_im2col_desc){.rank = sp + 2, .elem_bytes = elem_bytes, .channels_per_pixel = box_channels,
+                           .pixels_per_column = box_pixels, .swizzle_bytes = swizzle};
+    uint64_t e[5] = {(uint64_t)channels};
     a->elem_strides[0] = 1;
+    /* Corners and reaches can pass the int range (padding lets the filter fit): saturate; the
+     * limits of cvc_im2col_desc_valid refuse anything that large. */
     for (int i = 0; i < sp; ++i) {
-        const int ax = 2 - i;                     /* problem arrays are D, H, W */
-        ext_a[1 + i] = (uint64_t)in[i];
-        ext_b[1 + i] = (uint64_t)filt[i];
-        /* The reach (taps - 1) x dilation can pass INT_MAX (padding lets it fit): int64, then
-         * saturate; the limits below refuse anything that large. */
-        const int64_t reach = (int64_t)(filt[i] - 1) * p->dilation[ax];
-        const int64_t upper = p->pad_hi[ax] - reach;
-        a->lower[i] = -p->pad_lo[ax];
-        a->upper[i] = upper < INT32_MIN ? INT32_MIN : (int)upper;
-        a->max_offset[i] = reach > UINT32_MAX ? UINT32_MAX : (uint32_t)reach;
-        a->elem_strides[1 + i] = (uint32_t)p->stride[ax];
+        e[1 + i] = (uint64_t)ext[i];
+        a->lower[i] = lower[i] < INT32_MIN ? INT32_MIN : lower[i] > INT32_MAX ? INT32_MAX : (int)lower[i];
+        a->upper[i] = upper[i] < INT32_MIN ? INT32_MIN : upper[i] > INT32_MAX ? INT32_MAX : (int)upper[i];
+        a->max_offset[i] = reach[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)reach[i];
+        a->elem_strides[1 + i] = (uint32_t)step[i];
     }
-    ext_a[sp + 1] = (uint64_t)p->n;
-    ext_b[sp + 1] = (uint64_t)p->k;
+    e[sp + 1] = (uint64_t)p->n;
     a->elem_strides[sp + 1] = 1;
-    packed(a->rank, a->elem_bytes, ext_a, a->dims, a->strides);
-    packed(b->rank, b->elem_bytes, ext_b, b->dims, b->strides);
-    a->channels_per_pixel = (uint32_t)e->a_box_cols;
-    a->pixels_per_column = (uint32_t)e->a_box_rows;
-    a->swizzle_bytes = e->swizzle_bytes;
-    for (int i = 0; i < b->rank; ++i) {
-        b->box[i] = 1;
-        b->elem_strides[i] = 1;
-    }
-    b->box[0] = (uint32_t)e->b_box_cols;
-    b->box[b->rank - 1] = (uint32_t)e->b_box_rows;
-    b->swizzle_bytes = e->swizzle_bytes;
+    packed(a->rank, a->elem_bytes, e, a->dims, a->strides);
 }
 
-void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, cvc_tiled_desc *y)
+static void tiled(int rank, int elem_bytes, const uint64_t *ext, uint32_t box_inner, uint32_t box_outer, int swizzle,
+                  cvc_tiled_desc *t)
+{
+    *t = (cvc_tiled_desc){.rank = rank, .elem_bytes = elem_bytes, .swizzle_bytes = swizzle};
+    packed(rank, elem_bytes, ext, t->dims, t->strides);
+    for (int i = 0; i < rank; ++i)
+        t->box[i] = t->elem_strides[i] = 1;
+    t->box[0] = box_inner;
+    t->box[rank - 1] = box_outer;
+}
+
+void cvc_tma_operands(const cvc_entry *e, const convcat_problem *p, cvc_operand_desc *a, cvc_operand_desc *b)
+{
+    const int sp = p->dims;
+    const int in[3] = {p->w, p->h, p->d}, filt[3] = {p->s, p->r, p->t};   /* W first */
+    cvc_gemm g;
+    if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
+        g = (cvc_gemm){.z = 1, .p = 1, .q = 1};   /* the validators refuse what comes of it */
+    const int out[3] = {g.q, g.p, g.z};
+    int64_t lower[3], upper[3], reach[3];
+    int step[3], ones[3] = {1, 1, 1};
+    for (int i = 0; i < sp; ++i) {
+        const int ax = 2 - i;                     /* problem arrays are D, H, W */
+        reach[i] = (int64_t)(filt[i] - 1) * p->dilation[ax];
+        lower[i] = -p->pad_lo[ax];
+        upper[i] = p->pad_hi[ax] - reach[i];
+        step[i] = p->stride[ax];
+    }
+    /* The filter, innermost first (C, S, R, T, K): fprop reads boxes of
+     * (channels, output channels), dgrad (input channels, dy channels). */
+    uint64_t ext_w[5] = {(uint64_t)p->c};
+    for (int i = 0; i < sp; ++i)
+        ext_w[1 + i] = (uint64_t)filt[i];
+    ext_w[sp + 1] = (uint64_t)p->k;
+    const int ab = cvc_dtype_bytes(p->a_type), bb = cvc_dtype_bytes(p->b_type);
+    const int swz = e->swizzle_bytes;
+    *a = (cvc_operand_desc){0};
+    *b = (cvc_operand_desc){0};
+    switch (e->k.op) {
+    case CONVCAT_DGRAD: {
+        /* dx = dy (*) the turned-around filter, unit stride: dy's bounding box starts
+         * (taps - 1) * dilation - pad_lo before dx's pixel and ends pad_hi short. */
+        int64_t dlo[3], dhi[3];
+        for (int i = 0; i < sp; ++i) {
+            dlo[i] = -reach[i] + p->pad_lo[2 - i];
+            dhi[i] = -(int64_t)p->pad_hi[2 - i];
+        }
+        a->im2col = true;
+        im2col(p, ab, p->k, out, dlo, dhi, reach, ones, (uint32_t)e->a_box_cols, (uint32_t)e->a_box_rows, swz, &a->i);
+        tiled(sp + 2, bb, ext_w, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz, &b->t);
+        break;
+    }
+    case CONVCAT_WGRAD: {
+        const uint64_t ext_dy[2] = {(uint64_t)p->k, (uint64_t)(g.pixels > 0 ? g.pixels : 1)};
+        tiled(2, ab, ext_dy, (uint32_t)e->a_box_cols, (uint32_t)e->a_box_rows, swz, &a->t);
+        b->im2col = true;
+        im2col(p, bb, p->c, in, lower, upper, reach, step, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz,
+               &b->i);
+        break;
+    }
+    default:
+        a->im2col = true;
+        im2col(p, ab, p->c, in, lower, upper, reach, step, (uint32_t)e->a_box_cols, (uint32_t)e->a_box_rows, swz,
+               &a->i);
+        tiled(sp + 2, bb, ext_w, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz, &b->t);
+    }
+}
+
+void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, int splits, cvc_tiled_desc *y)
 {
     cvc_gemm g;
     if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
-        g.m = g.n = 0;   /* the validator refuses zero extents */
-    *y = (cvc_tiled_desc){.rank = 2, .elem_bytes = cvc_dtype_bytes(p->out_type),
-                          .dims = {(uint64_t)g.n, (uint64_t)g.m},
-                          .box = {(uint32_t)e->y_box_cols, (uint32_t)e->y_box_rows},
-                          .elem_strides = {1, 1}, .swizzle_bytes = e->swizzle_bytes};
-    y->strides[0] = (uint64_t)g.n * (uint64_t)y->elem_bytes;
+        g.m = g.n = g.taps = 0;   /* the validator refuses zero extents */
+    const int ob = cvc_dtype_bytes(p->out_type);
+    if (e->k.op == CONVCAT_WGRAD) {   /* (C, taps, K[, splits]): a box is one tap (and one slice) deep */
+        const bool partial = splits > 1;
+        const uint64_t ext[4] = {(uint64_t)p->c, (uint64_t)g.taps, (uint64_t)g.m, (uint64_t)splits};
+        tiled(partial ? 4 : 3, partial ? 4 : ob, ext, (uint32_t)(partial ? e->swizzle_bytes / 4 : e->y_box_cols), 1,
+              e->swizzle_bytes, y);
+        y->box[2] = (uint32_t)e->y_box_rows;
+        return;
+    }
+    const uint64_t ext[2] = {(uint64_t)g.n, (uint64_t)g.m};
+    tiled(2, ob, ext, (uint32_t)e->y_box_cols, (uint32_t)e->y_box_rows, e->swizzle_bytes, y);
 }
 
 /* Extents and strides shared by both modes. */

@@ -250,14 +250,15 @@ static void print_problem(const convcat_problem *p)
     printf("%d, pad %d/%d %d/%d %d/%d, stride %d %d %d, dilation %d %d %d", p->s, p->pad_lo[0], p->pad_hi[0],
            p->pad_lo[1], p->pad_hi[1], p->pad_lo[2], p->pad_hi[2], p->stride[0], p->stride[1], p->stride[2],
            p->dilation[0], p->dilation[1], p->dilation[2]);
-    if (st == CONVCAT_OK)
-        printf("\n         output Z %d P %d Q %d, %.3f GFLOP\n", z, pp, q, convcat_problem_flops(p) / 1e9);
-    if (st == CONVCAT_OK && p->op == CONVCAT_DGRAD)
-        printf("         dgrad: reads dy (N x Z x P x Q x K) and w, writes dx (N x D x H x W x C)\n");
-    if (st == CONVCAT_OK && p->op == CONVCAT_WGRAD)
-        printf("         wgrad: reads dy (N x Z x P x Q x K) and x, writes dw (K x T x R x S x C)\n");
-    else
+    if (st != CONVCAT_OK) {
         printf("\n         invalid: %s\n", convcat_last_error());
+        return;
+    }
+    printf("\n         output Z %d P %d Q %d, %.3f GFLOP\n", z, pp, q, convcat_problem_flops(p) / 1e9);
+    if (p->op == CONVCAT_DGRAD)
+        printf("         dgrad: reads dy (N x Z x P x Q x K) and w, writes dx (N x D x H x W x C)\n");
+    if (p->op == CONVCAT_WGRAD)
+        printf("         wgrad: reads dy (N x Z x P x Q x K) and x, writes dw (K x T x R x S x C)\n");
 }
 
 /* ---- commands ------------------------------------------------------------ */
