@@ -188,6 +188,13 @@ static void test_wgrad_3d_descriptors(void)
     ASSERT_U64S(y.dims, 16, 27, 40);                 /* dw: C, T*R*S, K */
     ASSERT_U64S(y.box, 64, 1, 64);
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
+    /* C a multiple of 64: GEMM N runs flat over T*R*S*C, the output is (T*R*S*C, 1, K). */
+    convcat_problem q = p;
+    q.c = 128;
+    cvc_tma_output(&e, &q, 1, &y);
+    ASSERT_U64S(y.dims, 27 * 128, 1, 40);
+    ASSERT_U64S(y.box, 64, 1, 64);
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
     cvc_tma_output(&e, &p, 5, &y);
     CU_ASSERT_EQUAL(y.rank, 4);
     CU_ASSERT_EQUAL(y.elem_bytes, 4);

@@ -163,6 +163,10 @@ def derive(key: Key) -> Config:
         b_rows, b_cols = key.tile_k // key.cluster_m, swz
     if key.op == "wgrad":
         a_rows, a_cols = key.tile_k // key.cluster_n, swz
+    # The wgrad producer splits a pixel index into (n, z, p, q) every stage and
+    # keeps per-column channels and im2col offsets: with 56 registers it spills
+    # (ptxas), so it gets 64 and the consumers 216 (64*128 + 216*256 = 63488).
+    prod, cons = (64, 216) if key.op == "wgrad" else (SM90_PRODUCER_REGS, SM90_CONSUMER_REGS)
     return Config(
         key=key, threads=SM90_THREADS, consumers=SM90_CONSUMERS,
         wg_m=wg_m, wg_n=wg_n, split=split, atoms=max(wg_m // 64, 1),
@@ -173,7 +177,7 @@ def derive(key: Key) -> Config:
         y_box_rows=EPI_ROWS, y_box_cols=SWIZZLE_BYTES // ELEM_BYTES[key.out], epi_bytes=epi,
         # coop: both consumers release each stage; pingpong: the one whose tile it is.
         empty_arrivals=(1 if split == "none" else SM90_CONSUMERS) * (key.cluster_m + key.cluster_n - 1),
-        producer_regs=SM90_PRODUCER_REGS, consumer_regs=SM90_CONSUMER_REGS)
+        producer_regs=prod, consumer_regs=cons)
 
 
 def mn_major(key: Key) -> tuple[bool, bool]:
@@ -239,10 +243,15 @@ def _why_invalid(key: Key) -> str | None:
     if cfg.acc_regs > SM90_ACC_REG_BUDGET:
         return (f"register budget: {cfg.acc_regs} f32 accumulators per consumer thread "
                 f"exceed {SM90_ACC_REG_BUDGET} of the {SM90_CONSUMER_REGS} registers setmaxnreg gives")
-    if (k.op == "wgrad" and split == "none" and cfg.acc_regs == SM90_ACC_REG_BUDGET
-            and k.cluster_m * k.cluster_n > 1):
-        return ("register budget: a wgrad pingpong warpgroup holding 128 accumulators with cluster "
-                "multicast spills (ptxas: 8 bytes of stack); take 1x1 or a smaller tile")
+    # Measured with ptxas: wgrad's consumers carry two epilogues (dw and the f32
+    # split-K slices), and these holding 128 accumulators spill.
+    if k.op == "wgrad" and cfg.acc_regs == SM90_ACC_REG_BUDGET:
+        if split == "none":
+            return ("register budget: a wgrad pingpong warpgroup holding 128 accumulators spills (ptxas); "
+                    "take a smaller tile")
+        if k.cluster_m * k.cluster_n > 1:
+            return ("register budget: a wgrad warpgroup holding 128 accumulators with cluster multicast "
+                    "spills (ptxas); take 1x1 or a smaller tile")
     # pipeline
     if k.stages not in STAGES:
         return f"stages {k.stages}: 2..8"

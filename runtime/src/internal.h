@@ -21,6 +21,10 @@ void cvc_set_cuda_error(int result);
 /* snprintf into a caller's optional buffer. */
 void cvc_say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* ---- sizes --------------------------------------------------------------- */
+
+int cvc_dtype_bytes(convcat_dtype t);
+
 /* ---- keys (key.c) --------------------------------------------------------- */
 
 typedef struct cvc_key {
@@ -93,10 +97,20 @@ static inline int64_t cvc_k_iters(const cvc_entry *e, const convcat_problem *p, 
     }
 }
 
-/* Tiles along GEMM N: wgrad's never straddle a filter tap. */
+/* Wgrad's GEMM N is T*R*S*C.  With C a multiple of a 128-byte column (64
+ * 16-bit channels) every TMA column box lies within one filter tap and tiles
+ * run over it flat; otherwise each tile is a channel block of one tap. */
+static inline bool cvc_wgrad_flat(const cvc_entry *e, const convcat_problem *p)
+{
+    return p->c % (e->swizzle_bytes / cvc_dtype_bytes(p->b_type)) == 0;
+}
+
+/* Tiles along GEMM N. */
 static inline int64_t cvc_tiles_n(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g)
 {
-    return e->k.op == CONVCAT_WGRAD ? g->taps * cvc_ceil_div(p->c, e->k.tile_n) : cvc_ceil_div(g->n, e->k.tile_n);
+    if (e->k.op == CONVCAT_WGRAD && !cvc_wgrad_flat(e, p))
+        return g->taps * cvc_ceil_div(p->c, e->k.tile_n);
+    return cvc_ceil_div(g->n, e->k.tile_n);
 }
 
 /* Cluster tiles along GEMM M and N: what the persistent grid walks (times wgrad's splits). */
@@ -107,9 +121,10 @@ static inline void cvc_cluster_tiles(const cvc_entry *e, const convcat_problem *
     *n = cvc_ceil_div(cvc_tiles_n(e, p, g), e->k.cluster_n);
 }
 
-/* Wgrad split-K: slices of the pixel reduction so that tiles x slices fill
- * `sms` SMs about once, each slice at least 8 stages long; *split_iters is
- * the stages per slice.  1 for fprop and dgrad. */
+/* Wgrad split-K (query.c): the number of slices of the pixel reduction that
+ * minimizes the time model's waves x (stages per slice + a tile's fixed cost)
+ * plus the reduction's traffic on `sms` SMs, each slice at least 8 stages
+ * long; *split_iters is the stages per slice.  1 for fprop and dgrad. */
 int cvc_splits(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, int sms, int *split_iters);
 
 /* Device scratch a plan with `splits` slices needs: the f32 partial sums. */
@@ -182,8 +197,5 @@ bool cvc_tune_cache_get(convcat_tune_cache *c, uint32_t catalog_id, convcat_arch
 convcat_status cvc_time_plan(const convcat_plan *plan, const convcat_tensors *t, void *stream, int iters,
                              double *ms);
 
-/* ---- sizes --------------------------------------------------------------- */
-
-int cvc_dtype_bytes(convcat_dtype t);
 
 #endif

@@ -90,25 +90,6 @@ static convcat_status check_device(const cvc_driver *drv, const cvc_entry *e, CU
     return CONVCAT_OK;
 }
 
-int cvc_splits(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, int sms, int *split_iters)
-{
-    const int64_t k_iters = cvc_k_iters(e, p, g);
-    int64_t splits = 1;
-    if (e->k.op == CONVCAT_WGRAD) {
-        int64_t tm, tn;
-        cvc_cluster_tiles(e, p, g, &tm, &tn);
-        const int64_t ctas = tm * tn * e->k.cluster_m * e->k.cluster_n;
-        splits = (sms > 0 ? sms : 132) / ctas;
-        if (splits > k_iters / 8)
-            splits = k_iters / 8;
-        if (splits < 1)
-            splits = 1;
-    }
-    const int64_t per = cvc_ceil_div(k_iters, splits);
-    *split_iters = (int)per;
-    return (int)cvc_ceil_div(k_iters, per);   /* no empty slice */
-}
-
 static void fill_params(const cvc_entry *e, const convcat_problem *p, int sms, cvc_params *k)
 {
     cvc_gemm g;
@@ -135,9 +116,11 @@ static void fill_params(const cvc_entry *e, const convcat_problem *p, int sms, c
         k->pad_d = (p->t - 1) * p->dilation[0] - p->pad_lo[0];
         break;
     case CONVCAT_WGRAD:
-        k->gemm_n = k->channels = p->c;
+        /* Flat: GEMM N is T*R*S*C; per tap: C, with chan_tiles tiles per tap. */
+        k->channels = p->c;
         k->ldy = g.n;   /* T*R*S*C */
-        k->chan_tiles = (int32_t)cvc_ceil_div(p->c, e->k.tile_n);
+        k->gemm_n = cvc_wgrad_flat(e, p) ? (int32_t)g.n : p->c;
+        k->chan_tiles = cvc_wgrad_flat(e, p) ? 0 : (int32_t)cvc_ceil_div(p->c, e->k.tile_n);
         break;
     default:
         k->gemm_n = p->k;

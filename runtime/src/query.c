@@ -36,6 +36,71 @@
 #define EPILOGUE_US_PER_KB 0.045                  /* per KiB of output tile */
 #define TILE_FIXED_US 0.3
 #define DRAM_BYTES_PER_US 4.3e6
+#define WGRAD_LOAD_PER_SM_US 80e3                 /* wgrad's operand feed, fitted on the H200 */
+#define WGRAD_LOAD_64_PER_SM_US 64e3              /* ... for 64-row tiles */
+#define MAX_SPLITS 64                             /* wgrad split-K slices at most */
+#define MIN_SPLIT_STAGES 8                        /* ... each at least this many stages long */
+
+/* One stage of K and a tile's fixed part (pipeline fill, epilogue) of entry e, in microseconds. */
+static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *stage_us, double *fixed_us)
+{
+    const cvc_key *k = &e->k;
+    const int in_bytes = cvc_dtype_bytes(p->a_type), out_bytes = cvc_dtype_bytes(p->out_type);
+    const bool pingpong = k->schedule == CONVCAT_PINGPONG, wgrad = k->op == CONVCAT_WGRAD;
+    const int wg_n = pingpong || k->tile_m >= 128 ? k->tile_n : k->tile_n / 2;   /* space.py's warpgroup split */
+    /* Wgrad loads both operands MN-major in 64-wide column boxes, B by im2col at a new pixel
+     * split every stage: it feeds slower, and its 256-wide warpgroups lose nothing. */
+    const double mma_eff = wg_n == 256 && !wgrad ? MMA_EFF_N256 : MMA_EFF;
+    const double load_rate = !wgrad ? LOAD_BYTES_PER_SM_US : k->tile_m == 64 ? WGRAD_LOAD_64_PER_SM_US
+                                                                               : WGRAD_LOAD_PER_SM_US;
+    const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / PEAK_FLOP_PER_SM_US / mma_eff;
+    const double load_us = (double)(k->tile_m + k->tile_n) * k->tile_k * in_bytes / load_rate;
+    *stage_us = fmax(mma_us, load_us) * (k->stages <= 2 ? 1.25 : k->stages == 3 ? 1.08 : 1.0);
+    if (k->cluster_m * k->cluster_n > 1)
+        *stage_us += CLUSTER_STAGE_US;
+    *fixed_us = EPILOGUE_US_PER_KB * k->tile_m * k->tile_n * out_bytes / 1024.0 + TILE_FIXED_US;
+}
+
+/* Waves of a persistent grid over `ctas` CTAs: fewer SMs than a cluster has CTAs runs one
+ * cluster at a time (never divide by 0). */
+static int64_t waves_of(int64_t ctas, int sms, int cluster)
+{
+    return cvc_ceil_div(ctas, sms >= cluster ? sms / cluster * cluster : cluster);
+}
+
+/* The reduction of `slices` f32 partial sums of an M x N output (one more launch). */
+static double reduce_us(const cvc_gemm *g, int slices, int out_bytes)
+{
+    return slices > 1 ? (double)g->m * g->n * (8.0 * slices + out_bytes) / DRAM_BYTES_PER_US + 2.0 : 0.0;
+}
+
+int cvc_splits(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, int sms, int *split_iters)
+{
+    const int64_t k_iters = cvc_k_iters(e, p, g);
+    int64_t best = 1;
+    if (e->k.op == CONVCAT_WGRAD) {
+        if (sms <= 0)
+            sms = DEFAULT_SMS;
+        const int cluster = e->k.cluster_m * e->k.cluster_n;
+        int64_t tm, tn;
+        cvc_cluster_tiles(e, p, g, &tm, &tn);
+        double stage_us, fixed_us, best_us = INFINITY;
+        tile_costs(e, p, &stage_us, &fixed_us);
+        for (int64_t s = 1; s <= MAX_SPLITS && (s == 1 || k_iters / s >= MIN_SPLIT_STAGES); ++s) {
+            const int64_t per = cvc_ceil_div(k_iters, s), slices = cvc_ceil_div(k_iters, per);
+            const double us = (double)waves_of(tm * tn * cluster * slices, sms, cluster) *
+                                  ((double)per * stage_us + fixed_us) +
+                              reduce_us(g, (int)slices, cvc_dtype_bytes(p->out_type));
+            if (us < best_us * 0.99) {   /* fewer slices unless more win clearly */
+                best = s;
+                best_us = us;
+            }
+        }
+    }
+    const int64_t per = cvc_ceil_div(k_iters, best);
+    *split_iters = (int)per;
+    return (int)cvc_ceil_div(k_iters, per);   /* no empty slice */
+}
 
 double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
 {
@@ -50,29 +115,16 @@ double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
     cvc_cluster_tiles(e, p, &g, &tiles_m, &tiles_n);
     int split_iters;
     const int splits = cvc_splits(e, p, &g, sms, &split_iters);
-    const int64_t ctas = tiles_m * tiles_n * cluster * splits;
-    /* Fewer SMs than a cluster has CTAs: one cluster at a time (never divide by 0). */
-    const int64_t waves = cvc_ceil_div(ctas, sms >= cluster ? sms / cluster * cluster : cluster);
-    /* K is padded to whole channel blocks per filter tap (wgrad: split into slices). */
-    const int64_t taps = g.taps;
-    const int64_t k_iters = split_iters;
-    const int in_bytes = cvc_dtype_bytes(p->a_type), out_bytes = cvc_dtype_bytes(p->out_type);
-    const bool pingpong = k->schedule == CONVCAT_PINGPONG;
-    const int wg_n = pingpong || k->tile_m >= 128 ? k->tile_n : k->tile_n / 2;   /* space.py's warpgroup split */
-    const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / PEAK_FLOP_PER_SM_US /
-                          (wg_n == 256 ? MMA_EFF_N256 : MMA_EFF);
-    const double load_us = (double)(k->tile_m + k->tile_n) * k->tile_k * in_bytes / LOAD_BYTES_PER_SM_US;
-    double stage_us = fmax(mma_us, load_us) * (k->stages <= 2 ? 1.25 : k->stages == 3 ? 1.08 : 1.0);
-    if (cluster > 1)
-        stage_us += CLUSTER_STAGE_US;
-    const double tile_us = (double)k_iters * stage_us +
-                           EPILOGUE_US_PER_KB * k->tile_m * k->tile_n * out_bytes / 1024.0 + TILE_FIXED_US;
+    const int64_t waves = waves_of(tiles_m * tiles_n * cluster * splits, sms, cluster);
+    double stage_us, fixed_us;
+    tile_costs(e, p, &stage_us, &fixed_us);
+    const double tile_us = (double)split_iters * stage_us + fixed_us;
     /* x, w and y each move once (one of them is the op's output). */
+    const int in_bytes = cvc_dtype_bytes(p->a_type), out_bytes = cvc_dtype_bytes(p->out_type);
     const double bytes = (double)p->n * p->d * p->h * p->w * p->c * in_bytes +
-                         (double)p->k * taps * p->c * cvc_dtype_bytes(p->b_type) + (double)g.pixels * p->k * out_bytes;
-    /* Split-K writes and re-reads f32 partial sums. */
-    const double reduce_us = splits > 1 ? (double)g.m * g.n * (8.0 * splits + out_bytes) / DRAM_BYTES_PER_US + 2.0 : 0.0;
-    return fmax((double)waves * tile_us, bytes / DRAM_BYTES_PER_US) + reduce_us;
+                         (double)p->k * g.taps * p->c * cvc_dtype_bytes(p->b_type) +
+                         (double)g.pixels * p->k * out_bytes;
+    return fmax((double)waves * tile_us, bytes / DRAM_BYTES_PER_US) + reduce_us(&g, splits, out_bytes);
 }
 
 static int by_rank(const void *x, const void *y)

@@ -125,7 +125,9 @@ void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, int splits, cv
     const int ob = cvc_dtype_bytes(p->out_type);
     if (e->k.op == CONVCAT_WGRAD) {   /* (C, taps, K[, splits]): a box is one tap (and one slice) deep */
         const bool partial = splits > 1;
-        const uint64_t ext[4] = {(uint64_t)p->c, (uint64_t)g.taps, (uint64_t)g.m, (uint64_t)splits};
+        const bool flat = cvc_wgrad_flat(e, p);   /* (T*R*S*C, 1, K[, splits]) */
+        const uint64_t ext[4] = {(uint64_t)(flat ? g.n : p->c), (uint64_t)(flat ? 1 : g.taps), (uint64_t)g.m,
+                                 (uint64_t)splits};
         tiled(partial ? 4 : 3, partial ? 4 : ob, ext, (uint32_t)(partial ? e->swizzle_bytes / 4 : e->y_box_cols), 1,
               e->swizzle_bytes, y);
         y->box[2] = (uint32_t)e->y_box_rows;
