@@ -155,7 +155,8 @@ class Validity(unittest.TestCase):
         self.assertInvalid(variant(BF16, out="f16"), "output f16: an bf16 kernel writes bf16 or f32")
 
     def test_unimplemented_arch_op_schedule(self):
-        self.assertInvalid(variant(BF16, arch="sm100a"), "no sm100a template yet")
+        self.assertInvalid(variant(BF16, arch="sm100a"), "sm100a kernels are 1sm or 2sm")   # tests/test_sm100.py
+        self.assertInvalid(variant(BF16, schedule="2sm"), "schedule 2sm: coop or pingpong")
         self.assertInvalid(variant(BF16, arch="sm80"), "unknown arch sm80")
         self.assertInvalid(variant(BF16, op="dgrad"), "no sm90a dgrad template yet")
         self.assertInvalid(variant(BF16, op="wgrad"), "no sm90a wgrad template yet")
