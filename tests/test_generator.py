@@ -343,7 +343,9 @@ class Cli(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             r = self.run_gen("generate", "--spec", "ci", "--arch", "sm100a", "--out", d)
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertEqual(list(pathlib.Path(d).iterdir()), [])
+            names = [p.name for p in pathlib.Path(d).iterdir()]
+            self.assertTrue(names)
+            self.assertTrue(all(n.startswith("sm100a_") for n in names), names)
 
     def test_errors_exit_2_with_a_message(self):
         r = self.run_gen("list", "--dims", "4d")
