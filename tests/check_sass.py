@@ -2,7 +2,9 @@
 """check_sass.py CATALOG_BUILD_DIR: static checks of every compiled kernel's machine code.
 
 For each KEY.fatbin: `cuobjdump --dump-sass` must show the tensor-core
-instructions of the key's arch (sm90a: HGMMA; sm100a: UTC*MMA) and no local
+instructions of the key's arch (sm90a: HGMMA; sm100a: UTC*MMA, which nvdisasm
+13.0 prints as UTCHMMA for kind::f16/tf32 and UTCQMMA for kind::f8f6f4, with
+.2CTA for cta_group::2) and no local
 memory traffic (LDL/STL); the kernel's symbol must be the key.  ptxas spills
 and C75xx diagnostics already fail the build (catalog/compile.py).
 
