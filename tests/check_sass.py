@@ -23,6 +23,9 @@ import sys
 import sysconfig
 
 MMA = {"sm90a": re.compile(r"\bHGMMA\."), "sm100a": re.compile(r"\bUTC\w*MMA")}
+# The rest of the sm_100a pipeline: TMEM loads (tcgen05.ld), MMA commits to
+# mbarriers (tcgen05.commit) and TMA loads.
+ALSO = {"sm90a": [], "sm100a": [re.compile(r"\bLDTM\b"), re.compile(r"\bUTCBAR\b"), re.compile(r"\bUTMALDG\.")]}
 
 
 def find_tools():
@@ -67,6 +70,7 @@ def main():
         else:
             if not MMA[arch].search(sass):
                 problems.append(f"no {MMA[arch].pattern} instruction")
+            problems += [f"no {r.pattern} instruction" for r in ALSO[arch] if not r.search(sass)]
             if re.search(r"\b(LDL|STL)\b", sass):
                 problems.append("local memory traffic (LDL/STL)")
             if f"Function : {key}" not in sass:
