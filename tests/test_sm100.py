@@ -123,6 +123,10 @@ class Rules(unittest.TestCase):
         self.assertIn("kind::tf32", render.render(variant(ONE, a="tf32", b="tf32", out="f32", tile_k=32)))
         self.assertIn("kind::f8f6f4", render.render(variant(ONE, a="e4m3", b="e4m3", tile_k=128)))
         self.assertIn("NOT EXECUTED ON ANY GPU", one)
+        # Each epilogue warp stages its 32 rows in its own 4 KiB chunk: the
+        # chunk row is the lane, not the tile row (which reaches 127).
+        self.assertIn("cvc_st_shared_v4(dst + lane * ROW_BYTES", one)
+        self.assertNotIn("dst + row * ROW_BYTES", one)
 
 
 if __name__ == "__main__":
