@@ -2,7 +2,9 @@
 """check_sass.py CATALOG_BUILD_DIR: static checks of every compiled kernel's machine code.
 
 For each KEY.fatbin: `cuobjdump --dump-sass` must show the tensor-core
-instructions of the key's arch (sm90a: HGMMA; sm100a: UTC*MMA) and no local
+instructions of the key's arch (sm90a: HGMMA; sm100a: UTC*MMA, which nvdisasm
+13.0 prints as UTCHMMA for kind::f16/tf32 and UTCQMMA for kind::f8f6f4, with
+.2CTA for cta_group::2) and no local
 memory traffic (LDL/STL); the kernel's symbol must be the key.  ptxas spills
 and C75xx diagnostics already fail the build (catalog/compile.py).
 
@@ -21,6 +23,9 @@ import sys
 import sysconfig
 
 MMA = {"sm90a": re.compile(r"\bHGMMA\."), "sm100a": re.compile(r"\bUTC\w*MMA")}
+# The rest of the sm_100a pipeline: TMEM loads (tcgen05.ld), MMA commits to
+# mbarriers (tcgen05.commit) and TMA loads.
+ALSO = {"sm90a": [], "sm100a": [re.compile(r"\bLDTM\b"), re.compile(r"\bUTCBAR\b"), re.compile(r"\bUTMALDG\.")]}
 
 
 def find_tools():
@@ -65,6 +70,7 @@ def main():
         else:
             if not MMA[arch].search(sass):
                 problems.append(f"no {MMA[arch].pattern} instruction")
+            problems += [f"no {r.pattern} instruction" for r in ALSO[arch] if not r.search(sass)]
             if re.search(r"\b(LDL|STL)\b", sass):
                 problems.append("local memory traffic (LDL/STL)")
             if f"Function : {key}" not in sass:

@@ -174,7 +174,8 @@ class Validity(unittest.TestCase):
         self.assertInvalid(variant(BF16, out="f16"), "output f16: an bf16 kernel writes bf16 or f32")
 
     def test_unimplemented_arch_op_schedule(self):
-        self.assertInvalid(variant(BF16, arch="sm100a"), "no sm100a template yet")
+        self.assertInvalid(variant(BF16, arch="sm100a"), "sm100a kernels are 1sm or 2sm")   # tests/test_sm100.py
+        self.assertInvalid(variant(BF16, schedule="2sm"), "schedule 2sm: coop or pingpong")
         self.assertInvalid(variant(BF16, arch="sm80"), "unknown arch sm80")
         self.assertValid(variant(BF16, op="dgrad"))
         self.assertValid(variant(BF16, op="wgrad"))
@@ -362,7 +363,9 @@ class Cli(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             r = self.run_gen("generate", "--spec", "ci", "--arch", "sm100a", "--out", d)
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertEqual(list(pathlib.Path(d).iterdir()), [])
+            names = [p.name for p in pathlib.Path(d).iterdir()]
+            self.assertTrue(names)
+            self.assertTrue(all(n.startswith("sm100a_") for n in names), names)
 
     def test_errors_exit_2_with_a_message(self):
         r = self.run_gen("list", "--dims", "4d")

@@ -37,17 +37,6 @@
 
 /* ---- cvc_tma_operands on known problems ------------------------------------------- */
 
-/* An fprop entry's operands: A im2col, B tiled. */
-static void fprop_descs(const cvc_entry *e, const convcat_problem *p, cvc_im2col_desc *a, cvc_tiled_desc *b)
-{
-    cvc_operand_desc da, db;
-    cvc_tma_operands(e, p, &da, &db);
-    CU_ASSERT_TRUE(da.im2col);
-    CU_ASSERT_FALSE(db.im2col);
-    *a = da.i;
-    *b = db.t;
-}
-
 static void test_fprop_1d_descriptors(void)
 {
     const cvc_entry e = unit_entry("sm90a_fprop_1d_f16_f16_f32_f32_128x64x64_s3_c1x2_coop");
@@ -58,7 +47,7 @@ static void test_fprop_1d_descriptors(void)
     p.pad_lo[2] = 2, p.pad_hi[2] = 1, p.stride[2] = 2, p.dilation[2] = 3;
     cvc_im2col_desc a;
     cvc_tiled_desc b;
-    fprop_descs(&e, &p, &a, &b);
+    unit_fprop_descs(&e, &p, &a, &b);
     CU_ASSERT_EQUAL(a.rank, 3);
     CU_ASSERT_EQUAL(a.elem_bytes, 2);
     ASSERT_U64S(a.dims, 32, 100, 3);                 /* C, W, N */
@@ -214,7 +203,7 @@ static void test_fprop_2d_descriptors(void)
     p.stride[1] = 2, p.stride[2] = 3, p.dilation[1] = 2, p.dilation[2] = 1;
     cvc_im2col_desc a;
     cvc_tiled_desc b;
-    fprop_descs(&e, &p, &a, &b);
+    unit_fprop_descs(&e, &p, &a, &b);
     CU_ASSERT_EQUAL(a.rank, 4);
     ASSERT_U64S(a.dims, 64, 12, 10, 2);              /* C, W, H, N */
     ASSERT_U64S(a.strides, 128, 1536, 15360);
@@ -247,7 +236,7 @@ static void test_fprop_3d_descriptors(void)
     memcpy(p.dilation, dil, sizeof dil);
     cvc_im2col_desc a;
     cvc_tiled_desc b;
-    fprop_descs(&e, &p, &a, &b);
+    unit_fprop_descs(&e, &p, &a, &b);
     CU_ASSERT_EQUAL(a.rank, 5);
     ASSERT_U64S(a.dims, 16, 8, 7, 6, 1);             /* C, W, H, D, N */
     ASSERT_U64S(a.strides, 32, 256, 1792, 10752);
@@ -283,7 +272,7 @@ static void test_fprop_element_sizes(void)
         p.n = 1, p.h = 4, p.w = 4, p.c = 32, p.k = 16;
         cvc_im2col_desc a;
         cvc_tiled_desc b;
-        fprop_descs(&e, &p, &a, &b);
+        unit_fprop_descs(&e, &p, &a, &b);
         const uint64_t row = 32u * (unsigned)cases[i].bytes;
         CU_ASSERT_EQUAL(a.elem_bytes, cases[i].bytes);
         CU_ASSERT_EQUAL(b.elem_bytes, cases[i].bytes);

@@ -155,6 +155,18 @@ static inline cvc_entry unit_entry(const char *key)
     e.swizzle_bytes = 128;
     return e;
 }
+
+/* An fprop entry's operands (cvc_tma_operands): A im2col, B tiled. */
+static inline void unit_fprop_descs(const cvc_entry *e, const convcat_problem *p, cvc_im2col_desc *a,
+                                    cvc_tiled_desc *b)
+{
+    cvc_operand_desc da, db;
+    cvc_tma_operands(e, p, &da, &db);
+    CU_ASSERT_TRUE(da.im2col);
+    CU_ASSERT_FALSE(db.im2col);
+    *a = da.i;
+    *b = db.t;
+}
 #endif
 
 #endif

@@ -12,7 +12,7 @@ import json
 import pathlib
 import sys
 
-from . import render, space, spec
+from . import render, sm100, space, spec
 
 SPEC_DIR = pathlib.Path(__file__).resolve().parents[2] / "catalog" / "specs"
 
@@ -109,6 +109,11 @@ def cmd_explain(args) -> int:
     for f in dataclasses.fields(space.Config):
         if f.name != "key":
             print(f"  {f.name:16s} {getattr(space.derive(key), f.name)}")
+    if key.arch == "sm100a":   # the tcgen05 side: MMA shape, TMEM columns, barrier counts
+        u = sm100.umma(key)
+        for f in dataclasses.fields(u):
+            v = getattr(u, f.name)
+            print(f"  {f.name:16s} {f'0x{v:08x}' if f.name == 'idesc' else v}")
     return 0
 
 

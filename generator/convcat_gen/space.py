@@ -19,7 +19,7 @@ ARCHES = ("sm90a", "sm100a")
 OPS = ("fprop", "dgrad", "wgrad")
 DIMS = (1, 2, 3)
 DTYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2")
-SCHEDULES = ("coop", "pingpong")
+SCHEDULES = ("coop", "pingpong", "1sm", "2sm")   # sm90a: coop, pingpong; sm100a: 1sm, 2sm (sm100.py)
 TILE_MN = (64, 128, 192, 256)
 TILE_K = (32, 64, 128)
 STAGES = tuple(range(2, 9))
@@ -75,7 +75,7 @@ class Key:
 
 _KEY_RE = re.compile(
     r"(sm90a|sm100a)_(fprop|dgrad|wgrad)_([123])d_([a-z0-9]+)_([a-z0-9]+)_([a-z0-9]+)_([a-z0-9]+)_"
-    r"([1-9][0-9]{0,3})x([1-9][0-9]{0,3})x([1-9][0-9]{0,3})_s([1-9][0-9]?)_c([1-9])x([1-9])_([a-z]+)")
+    r"([1-9][0-9]{0,3})x([1-9][0-9]{0,3})x([1-9][0-9]{0,3})_s([1-9][0-9]?)_c([1-9])x([1-9])_([a-z0-9]+)")
 
 
 def parse(text: str) -> Key:
@@ -142,6 +142,9 @@ def _sm90_layout(key: Key):
 
 
 def derive(key: Key) -> Config:
+    if key.arch == "sm100a":
+        from . import sm100
+        return sm100.derive(key)
     eb = ELEM_BYTES[key.a]
     split, wg_m, wg_n = _sm90_layout(key)
     a_stage = key.tile_m * key.tile_k * eb
@@ -204,7 +207,8 @@ def _why_invalid(key: Key) -> str | None:
     if k.arch not in ARCHES:
         return f"unknown arch {k.arch}"
     if k.arch == "sm100a":
-        return "no sm100a template yet: the generator has only the sm90a family"
+        from . import sm100
+        return sm100.why_invalid(k)
     if k.op not in OPS:
         return f"unknown op {k.op}"
     if k.dims not in DIMS:
@@ -220,7 +224,7 @@ def _why_invalid(key: Key) -> str | None:
     if k.out not in (k.a, "f32"):
         return f"output {k.out}: an {k.a} kernel writes {k.a} or f32"
     # schedule
-    if k.schedule not in SCHEDULES:
+    if k.schedule not in ("coop", "pingpong"):
         return f"schedule {k.schedule}: coop or pingpong"
     # tile
     eb = ELEM_BYTES[k.a]

@@ -127,7 +127,7 @@ bool cvc_key_parse(const char *text, cvc_key *out, char *why, size_t why_size)
         return false;
     }
     k.cluster_m = cluster[0], k.cluster_n = cluster[1];
-    if ((v = lookup(tok[10], schedule_name, 1, 2)) < 0) {
+    if ((v = lookup(tok[10], schedule_name, CONVCAT_COOP, CONVCAT_2SM)) < 0) {
         cvc_say(why, why_size, "'%s': unknown schedule '%s'", text, tok[10]);
         return false;
     }

@@ -1,0 +1,218 @@
+"""The sm_100a family: UMMA (tcgen05.mma) kernels, their rules and numbers.
+
+space.py owns the key and the one `is_valid`; for arch sm100a it hands the
+key to `why_invalid` and `derive` here.  Nothing here enumerates kernels.
+
+These kernels are compiled and statically checked only: no Blackwell GPU has
+run them (see README.md, "sm_100a").
+
+Layout of one CTA (192 threads, six warps):
+  warp 0      TMA producer (one elected lane)
+  warp 1      TMEM allocator and UMMA issuer (one elected lane; in a 2sm
+              pair only the even CTA issues MMAs)
+  warps 2..5  epilogue: warp w reads TMEM lanes 32*(w%4)..+31, i.e. output
+              rows 32*(w%4)..+31 of the CTA tile
+
+Schedules name the MMA's CTA group:
+  1sm  tcgen05.mma.cta_group::1, MMA M = tile M = 128.
+  2sm  tcgen05.mma.cta_group::2 on a pair of CTAs (cluster ranks 2i, 2i+1,
+       i.e. cluster x 0 and 1), MMA M = 256 = 2 x tile M.  **tile M in the key
+       is per CTA** (128): each CTA loads its own 128 A rows and half of the
+       tile's N rows of B, and holds its 128 output rows x tile N in its TMEM.
+       So a pair computes tiles (m, n) and (m + 1, n), exactly the tiles a
+       2xN cluster of 1sm CTAs computes, and the runtime's tile counts,
+       grids and TMA boxes need no sm100a case.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from . import space
+
+SCHEDULES = ("1sm", "2sm")
+THREADS = 192
+EPI_WARPS = 4
+EPI_ROWS = 32                # rows of one epilogue store box: one warp's TMEM lane quarter
+EPI_BUFS = 2                 # store buffers per epilogue warp (one fills while TMA stores the other)
+TMEM_COLS = 512              # 32-bit columns of tensor memory per SM (128 lanes each)
+LD_COLS = 32                 # columns of one tcgen05.ld.32x32b.x32
+MMA_K_BYTES = 32             # every kind consumes 32 bytes of K per instruction
+
+KIND = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "e4m3": "f8f6f4", "e5m2": "f8f6f4"}
+# Instruction-descriptor type codes (PTX ISA 9.0 §9.7.16.4.2, Table 42).
+ITYPE = {"f16": 0, "bf16": 1, "tf32": 2, "e4m3": 0, "e5m2": 1}
+
+
+@dataclasses.dataclass(frozen=True)
+class Umma:
+    """The tcgen05 side of a key: MMA shape, TMEM use, barrier arithmetic."""
+    cta_group: int
+    kind: str
+    mma_m: int                # M of one tcgen05.mma (the pair's M for 2sm)
+    mma_n: int
+    idesc: int                # 32-bit instruction descriptor
+    acc_bufs: int             # accumulators in TMEM (2: the epilogue of one tile overlaps the next mainloop)
+    tmem_cols: int            # columns allocated: a power of two in 32..512
+    tx_bytes: int             # bytes the leader's full barrier expects per stage
+    tmem_empty_arrivals: int  # epilogue warps that free one accumulator (both CTAs of a pair)
+
+
+def kind_of(key: space.Key) -> str | None:
+    ka, kb = KIND.get(key.a), KIND.get(key.b)
+    if ka is None or ka != kb:
+        return None
+    if ka != "f8f6f4" and key.a != key.b:
+        return None
+    return ka
+
+
+def idesc(key: space.Key, m: int, n: int) -> int:
+    """Dense, K-major A and B, f32 D (§9.7.16.4.2)."""
+    return ((1 << 4) | (ITYPE[key.a] << 7) | (ITYPE[key.b] << 10) | ((n >> 3) << 17) | ((m >> 4) << 24))
+
+
+def _pow2_at_least(x: int) -> int:
+    p = 32
+    while p < x:
+        p *= 2
+    return p
+
+
+def umma(key: space.Key) -> Umma:
+    pair = key.schedule == "2sm"
+    m = key.tile_m * (2 if pair else 1)
+    n = key.tile_n
+    bufs = 2 if 2 * n <= TMEM_COLS else 1
+    eb = space.ELEM_BYTES[key.a]
+    a_stage = key.tile_m * key.tile_k * eb
+    b_stage = (key.tile_n // (2 if pair else 1)) * key.tile_k * eb
+    return Umma(cta_group=2 if pair else 1, kind=KIND.get(key.a, "?"), mma_m=m, mma_n=n,
+                idesc=idesc(key, m, n) if key.a in ITYPE and key.b in ITYPE else 0,
+                acc_bufs=bufs, tmem_cols=_pow2_at_least(bufs * n),
+                tx_bytes=(2 if pair else 1) * (a_stage + b_stage),
+                tmem_empty_arrivals=EPI_WARPS * (2 if pair else 1))
+
+
+def derive(key: space.Key) -> space.Config:
+    u = umma(key)
+    eb = space.ELEM_BYTES[key.a]
+    a_stage = key.tile_m * key.tile_k * eb
+    b_stage = u.tx_bytes // (2 if u.cta_group == 2 else 1) - a_stage
+    y_cols = space.SWIZZLE_BYTES // space.ELEM_BYTES[key.out]
+    epi = EPI_WARPS * EPI_BUFS * EPI_ROWS * space.SWIZZLE_BYTES
+    barriers = (2 * key.stages + 2 * u.acc_bufs) * 8 + 8        # + the TMEM address slot
+    smem = key.stages * (a_stage + b_stage) + epi + barriers + 1024
+    if u.cta_group == 2:
+        # Every pair leader's commit frees the stage in every CTA of the
+        # cluster (A is multicast across the pairs, B split inside a pair).
+        empty = key.cluster_n
+    else:
+        empty = key.cluster_m + key.cluster_n - 1
+    return space.Config(
+        key=key, threads=THREADS, consumers=1, wg_m=u.mma_m, wg_n=u.mma_n,
+        split="pair" if u.cta_group == 2 else "none", atoms=1, acc_regs=0,
+        k_steps=key.tile_k * eb // MMA_K_BYTES, a_stage_bytes=a_stage, b_stage_bytes=b_stage,
+        smem_bytes=smem, a_box_rows=key.tile_m // key.cluster_n, a_box_cols=key.tile_k,
+        b_box_rows=key.tile_n // key.cluster_m, b_box_cols=key.tile_k,
+        y_box_rows=EPI_ROWS, y_box_cols=y_cols, epi_bytes=epi, empty_arrivals=empty,
+        producer_regs=0, consumer_regs=0)
+
+
+def why_invalid(key: space.Key) -> str | None:
+    k = key
+    if k.op != "fprop":
+        return (f"no sm100a {k.op} template yet: only fprop is generated for sm_100a "
+                "(dgrad/wgrad wait for the sm90a dgrad/wgrad runtime)")
+    if k.dims not in space.DIMS:
+        return f"dims {k.dims}: 1, 2 or 3 spatial dimensions"
+    kind = kind_of(k)
+    if kind is None:
+        return (f"A {k.a} x B {k.b}: tcgen05.mma takes f16 x f16 or bf16 x bf16 (kind::f16), "
+                "tf32 x tf32 (kind::tf32) or e4m3/e5m2 in any mix (kind::f8f6f4)")
+    if k.acc != "f32":
+        return f"accumulator {k.acc}: only f32 accumulation is generated"
+    if k.out not in ("f16", "bf16", "f32"):
+        return f"output {k.out}: sm100a kernels write f16, bf16 or f32"
+    if k.schedule not in SCHEDULES:
+        return f"schedule {k.schedule}: sm100a kernels are 1sm or 2sm"
+    eb = space.ELEM_BYTES[k.a]
+    if k.tile_k * eb != space.SWIZZLE_BYTES:
+        return (f"tile K {k.tile_k}: one stage holds one 128-byte swizzle row of K "
+                f"({space.SWIZZLE_BYTES // eb} {k.a} elements)")
+    if k.tile_m != 128:
+        return (f"tile M {k.tile_m}: 128 rows per CTA (1sm MMA M 64 is TMEM layout F and 2sm M 128 is "
+                "layout B, whose lane mappings convcat has not established)")
+    u = umma(k)
+    step, lo = (16, 16) if u.cta_group == 2 else (8, 8)
+    if k.tile_n % step or not lo <= k.tile_n <= 256:
+        return f"tile N {k.tile_n}: a cta_group::{u.cta_group} MMA takes N = {lo}..256 in steps of {step}"
+    cfg = derive(k)
+    if k.tile_n % cfg.y_box_cols or k.tile_n % LD_COLS:
+        return (f"tile N {k.tile_n}: the epilogue stores whole {cfg.y_box_cols}-column chunks "
+                f"(128 bytes of {k.out})")
+    if u.tmem_cols > TMEM_COLS:
+        return f"TMEM: {u.acc_bufs} accumulators x {k.tile_n} columns > {TMEM_COLS}"
+    if k.stages not in space.STAGES:
+        return f"stages {k.stages}: 2..8"
+    limit = space.SMEM_OPTIN_BYTES[k.arch]
+    if cfg.smem_bytes > limit:
+        return (f"shared memory: {k.stages} stages x {(cfg.a_stage_bytes + cfg.b_stage_bytes) // 1024} KiB "
+                f"+ {cfg.epi_bytes // 1024} KiB epilogue + barriers = {cfg.smem_bytes} B > {limit} B")
+    if (k.cluster_m, k.cluster_n) not in space.CLUSTERS:
+        return f"cluster {k.cluster_m}x{k.cluster_n}: 1x1, 2x1, 1x2 or 2x2"
+    if u.cta_group == 2 and k.cluster_m != 2:
+        return f"cluster {k.cluster_m}x{k.cluster_n}: a 2sm MMA pairs the two CTAs along cluster M (2x1 or 2x2)"
+    if k.tile_m % k.cluster_n or cfg.a_box_rows % 8:
+        return (f"cluster {k.cluster_m}x{k.cluster_n}: A multicast slices of {k.tile_m}/{k.cluster_n} "
+                "rows must be whole 8-row swizzle atoms")
+    if k.tile_n % k.cluster_m or cfg.b_box_rows % 8:
+        return (f"cluster {k.cluster_m}x{k.cluster_n}: B slices of {k.tile_n}/{k.cluster_m} "
+                "rows must be whole 8-row swizzle atoms")
+    if cfg.a_box_rows > space.TMA_BOX_MAX or cfg.b_box_rows > space.TMA_BOX_MAX:
+        return f"TMA box: {max(cfg.a_box_rows, cfg.b_box_rows)} rows > {space.TMA_BOX_MAX}"
+    return None
+
+
+def context(key: space.Key) -> dict:
+    """Template variables of templates/sm100a_fprop.cu.j2."""
+    cfg, u = derive(key), umma(key)
+    cm, cn = key.cluster_m, key.cluster_n
+    cluster = cm * cn > 1
+    # TMA multicast: A goes to the CTAs with our x (ranks x + CM*y), B to those with our y.
+    a_mask = sum(1 << (cm * y) for y in range(cn)) if cn > 1 else 0
+    b_mask = (1 << cm) - 1 if cm > 1 and u.cta_group == 1 else 0
+    # The MMA commit that frees a stage reaches every CTA that wrote into it.
+    # 1sm: the CTAs that share our A rows (x = cx) and our B rows (y = cy):
+    # COL_BASE << cx | ROW_BASE << CM*cy.  2sm: every CTA of the cluster.
+    col_base = sum(1 << (cm * y) for y in range(cn))
+    row_base = (1 << cm) - 1
+    out_bytes = space.ELEM_BYTES[key.out]
+    return dict(
+        key=key.name(), dims=key.dims, a=key.a, b=key.b, out=key.out, kind=u.kind, pair=u.cta_group == 2,
+        cta_group=u.cta_group, bm=key.tile_m, bn=key.tile_n, bk=key.tile_k, stages=key.stages,
+        cm=cm, cn=cn, cluster=cluster, threads=cfg.threads, mma_m=u.mma_m, mma_n=u.mma_n,
+        idesc=f"0x{u.idesc:08x}", acc_bufs=u.acc_bufs, tmem_cols=u.tmem_cols, k_steps=cfg.k_steps,
+        row_bytes=space.SWIZZLE_BYTES, a_stage=cfg.a_stage_bytes, b_stage=cfg.b_stage_bytes,
+        a_slice=cfg.a_box_rows, b_slice=cfg.b_box_rows, tx_bytes=u.tx_bytes,
+        empty_arrivals=cfg.empty_arrivals, tmem_empty_arrivals=u.tmem_empty_arrivals,
+        a_mask_base=a_mask, b_mask_base=b_mask, col_base=col_base, row_base=row_base,
+        all_mask=(1 << (cm * cn)) - 1, y_rows=cfg.y_box_rows, y_cols=cfg.y_box_cols,
+        epi_bytes=cfg.epi_bytes, out_bytes=out_bytes, ld_per_chunk=cfg.y_box_cols // LD_COLS,
+        umma_asm=(f"tcgen05.mma.cta_group::{u.cta_group}.kind::{u.kind} [%0], %1, %2, %3, p;"),
+        pack_fn={"bf16": "cvc_pack_bf16x2", "f16": "cvc_pack_f16x2"}.get(key.out, ""),
+        unpack_fn={"bf16": "cvc_unpack_bf16x2", "f16": "cvc_unpack_f16x2"}.get(key.out, ""))
+
+
+def _self_check():
+    bf16 = space.Key("sm100a", "fprop", 2, "bf16", "bf16", "f32", "bf16", 128, 256, 64, 4, 1, 1, "1sm")
+    assert idesc(bf16, 128, 256) == 0x08400490          # PTX_NOTES.md §5, host-computed examples
+    assert idesc(bf16, 256, 256) == 0x10400490
+    tf32 = dataclasses.replace(bf16, a="tf32", b="tf32")
+    assert idesc(tf32, 128, 128) == 0x08200910
+    e4m3 = dataclasses.replace(bf16, a="e4m3", b="e4m3")
+    assert idesc(e4m3, 128, 256) == 0x08400010
+    assert EPI_WARPS * 32 == 128                        # one thread per TMEM lane
+    assert THREADS == 32 * (2 + EPI_WARPS)
+
+
+_self_check()

@@ -1,0 +1,207 @@
+/* test_sm100.c: sm100a entries under the runtime's problem rules and TMA parameters.
+ *
+ * The sm100a kernels have never run (no Blackwell GPU here), so what can be
+ * checked is that the runtime treats them exactly as it treats sm90a ones:
+ * for a sm90a and a sm100a entry with the same tile and cluster, every
+ * problem of a table of good and bad ones gets the same answer and the same
+ * reason, and the same activation and filter descriptors; the output
+ * descriptor differs only by the sm100a store box (32 rows, one TMEM lane
+ * quarter).  tf32 and fp8 entries (sm100a only) get their own channel rules.
+ * Finally every sm100a entry of the built catalog passes its base problem
+ * with valid descriptors, and arch filters keep the families apart.
+ */
+#include "internal.h"
+#include "unit.h"
+
+
+static cvc_entry sm100_entry(const char *key)
+{
+    cvc_entry e = unit_entry(key);
+    e.threads = 192;
+    e.y_box_rows = 32;
+    return e;
+}
+
+static convcat_problem base(int dims, convcat_dtype ab, convcat_dtype out)
+{
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.dims = dims;
+    p.a_type = p.b_type = ab;
+    p.out_type = out;
+    p.n = 2, p.c = 64, p.k = 64;
+    p.w = 16, p.s = 3, p.pad_lo[2] = p.pad_hi[2] = 1;
+    if (dims >= 2)
+        p.h = 16, p.r = 3, p.pad_lo[1] = p.pad_hi[1] = 1;
+    if (dims >= 3)
+        p.d = 8, p.t = 3, p.pad_lo[0] = p.pad_hi[0] = 1;
+    return p;
+}
+
+/* Mutations of a base problem: the first passes, the others break one rule each. */
+enum { MUTATIONS = 13 };
+static convcat_problem mutate(convcat_problem p, int m)
+{
+    const int ax = 3 - p.dims;   /* the outermost spatial axis present (D, H or W) */
+    switch (m) {
+    case 1: p.c = 12; break;                                /* 16-byte channel rows */
+    case 2: p.k = 12; break;                                /* output channels */
+    case 3: p.stride[2] = 9; break;                         /* traversal stride */
+    case 4: p.pad_lo[ax] = p.pad_hi[ax] = 40000; break;     /* im2col corner range */
+    case 5: p.dilation[2] = 300, p.w = 1000; break;         /* im2col offset range (2D/3D) */
+    case 6: p.groups = 2; break;
+    case 7: p.mode = CONVCAT_CONVOLUTION; break;
+    case 8: p.n = 0; break;
+    case 9: p.pad_lo[2] = -1; break;
+    case 10: p.op = CONVCAT_DGRAD; break;
+    case 11: p.k = 1 << 20, p.n = 1 << 12, p.w = 1 << 12; break;   /* large, still fine or refused alike */
+    case 12: p.out_type = CONVCAT_F32 + (p.out_type == CONVCAT_F32); break;
+    default: break;
+    }
+    return p;
+}
+
+static void same_answers(const char *k90, const char *k100)
+{
+    const cvc_entry e90 = unit_entry(k90), e100 = sm100_entry(k100);
+    for (int m = 0; m < MUTATIONS; ++m) {
+        const convcat_problem p = mutate(base(e90.k.dims, e90.k.a, e90.k.out), m);
+        char w90[192] = "", w100[192] = "";
+        const convcat_status s90 = cvc_check_entry(&e90, &p, w90, sizeof w90);
+        const convcat_status s100 = cvc_check_entry(&e100, &p, w100, sizeof w100);
+        if (s90 != s100 || strcmp(w90, w100) != 0)
+            printf("\n    mutation %d: %s says %d '%s', %s says %d '%s'", m, k90, s90, w90, k100, s100, w100);
+        CU_ASSERT_EQUAL(s90, s100);
+        CU_ASSERT_STRING_EQUAL(w90, w100);
+        if (m == 0)
+            UNIT_ASSERT_STATUS(s100, CONVCAT_OK);
+        if (s100 != CONVCAT_OK || p.op != CONVCAT_FPROP)
+            continue;
+        cvc_im2col_desc a90, a100;
+        cvc_tiled_desc b90, b100, y90, y100;
+        memset(&a90, 0, sizeof a90), memset(&a100, 0, sizeof a100);
+        memset(&b90, 0, sizeof b90), memset(&b100, 0, sizeof b100);
+        unit_fprop_descs(&e90, &p, &a90, &b90);
+        unit_fprop_descs(&e100, &p, &a100, &b100);
+        CU_ASSERT_EQUAL(memcmp(&a90, &a100, sizeof a90), 0);
+        CU_ASSERT_EQUAL(memcmp(&b90, &b100, sizeof b90), 0);
+        cvc_tma_output(&e90, &p, 1, &y90);
+        cvc_tma_output(&e100, &p, 1, &y100);
+        CU_ASSERT_EQUAL(y100.box[1], 32);
+        CU_ASSERT_EQUAL(y90.box[1], 64);
+        y100.box[1] = y90.box[1];
+        CU_ASSERT_EQUAL(memcmp(&y90, &y100, sizeof y90), 0);
+        CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a100, NULL, 0));
+        CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b100, NULL, 0));
+        CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y100, NULL, 0));
+    }
+}
+
+static void test_1sm_answers_as_sm90a(void)
+{
+    same_answers("sm90a_fprop_1d_f16_f16_f32_f32_128x128x64_s4_c1x2_coop",
+                 "sm100a_fprop_1d_f16_f16_f32_f32_128x128x64_s4_c1x2_1sm");
+    same_answers("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s4_c1x1_coop",
+                 "sm100a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s4_c1x1_1sm");
+    same_answers("sm90a_fprop_3d_f16_f16_f32_f16_128x128x64_s4_c2x2_coop",
+                 "sm100a_fprop_3d_f16_f16_f32_f16_128x128x64_s5_c2x2_1sm");
+}
+
+static void test_2sm_answers_as_sm90a(void)
+{
+    /* tile M is per CTA, so a 2sm pair's boxes are those of a 2x1 sm90a cluster. */
+    same_answers("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s4_c2x1_coop",
+                 "sm100a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s6_c2x1_2sm");
+    same_answers("sm90a_fprop_3d_bf16_bf16_f32_bf16_128x128x64_s4_c2x2_coop",
+                 "sm100a_fprop_3d_bf16_bf16_f32_bf16_128x128x64_s5_c2x2_2sm");
+    same_answers("sm90a_fprop_1d_f16_f16_f32_f16_128x256x64_s4_c2x1_coop",
+                 "sm100a_fprop_1d_f16_f16_f32_f16_128x256x64_s6_c2x1_2sm");
+}
+
+/* tf32 (4-byte) and fp8 (1-byte) operands: 128-byte rows of 32 / 128 channels. */
+static void test_tf32_and_fp8_channel_rules(void)
+{
+    struct { const char *key; convcat_dtype t, out; int align; uint32_t cpp; int eb; } cases[] = {
+        {"sm100a_fprop_2d_tf32_tf32_f32_f32_128x128x32_s4_c1x1_1sm", CONVCAT_TF32, CONVCAT_F32, 4, 32, 4},
+        {"sm100a_fprop_2d_e4m3_e4m3_f32_bf16_128x256x128_s4_c2x1_2sm", CONVCAT_E4M3, CONVCAT_BF16, 16, 128, 1},
+    };
+    for (size_t i = 0; i < CVC_ARRAY_LEN(cases); ++i) {
+        const cvc_entry e = sm100_entry(cases[i].key);
+        convcat_problem p = base(2, cases[i].t, cases[i].out);
+        char why[192] = "";
+        UNIT_ASSERT_STATUS(cvc_check_entry(&e, &p, why, sizeof why), CONVCAT_OK);
+        cvc_im2col_desc a;
+        cvc_tiled_desc b, y;
+        unit_fprop_descs(&e, &p, &a, &b);
+        cvc_tma_output(&e, &p, 1, &y);
+        CU_ASSERT_EQUAL(a.elem_bytes, cases[i].eb);
+        CU_ASSERT_EQUAL(a.channels_per_pixel, cases[i].cpp);
+        CU_ASSERT_EQUAL(a.channels_per_pixel * (uint32_t)a.elem_bytes, 128);
+        CU_ASSERT_EQUAL(b.box[0] * (uint32_t)b.elem_bytes, 128);
+        CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a, why, sizeof why));
+        CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b, why, sizeof why));
+        CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, why, sizeof why));
+        p.c = cases[i].align + cases[i].align / 2;   /* half a 16-byte row too many */
+        UNIT_ASSERT_STATUS(cvc_check_entry(&e, &p, why, sizeof why), CONVCAT_ERR_UNSUPPORTED);
+        char want[48];
+        snprintf(want, sizeof want, "a multiple of %d", cases[i].align);
+        UNIT_ASSERT_MENTIONS(why, want);
+        p.c = 2 * cases[i].align;
+        UNIT_ASSERT_STATUS(cvc_check_entry(&e, &p, why, sizeof why), CONVCAT_OK);
+    }
+}
+
+/* Every sm100a entry of the built catalog: index fields as sm100.py derives them, base problem accepted. */
+static void test_catalog_entries(void)
+{
+    const char *path = unit_env_path("CONVCAT_TEST_CATALOG");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(path);
+    convcat_catalog *cat = NULL;
+    UNIT_ASSERT_STATUS(convcat_open(path, &cat), CONVCAT_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cat);
+    size_t n100 = 0;
+    for (size_t i = 0; i < cat->count; ++i) {
+        const cvc_entry *e = &cat->entries[i];
+        if (e->k.arch != CONVCAT_ARCH_SM100A)
+            continue;
+        ++n100;
+        CU_ASSERT_EQUAL(e->threads, 192);
+        CU_ASSERT_TRUE(e->smem_bytes > 0 && e->smem_bytes <= 232448);
+        CU_ASSERT_TRUE(e->k.schedule == CONVCAT_1SM || e->k.schedule == CONVCAT_2SM);
+        CU_ASSERT_TRUE(e->k.schedule != CONVCAT_2SM || e->k.cluster_m == 2);
+        CU_ASSERT_EQUAL(e->a_box_rows, e->k.tile_m / e->k.cluster_n);
+        CU_ASSERT_EQUAL(e->b_box_rows, e->k.tile_n / e->k.cluster_m);
+        CU_ASSERT_EQUAL(e->y_box_rows, 32);
+        CU_ASSERT_EQUAL(e->y_box_cols * cvc_dtype_bytes(e->k.out), 128);
+        convcat_problem p = base(e->k.dims, e->k.a, e->k.out);
+        p.b_type = e->k.b;
+        char why[192] = "";
+        UNIT_ASSERT_STATUS(cvc_check_entry(e, &p, why, sizeof why), CONVCAT_OK);
+        cvc_im2col_desc a;
+        cvc_tiled_desc b, y;
+        unit_fprop_descs(e, &p, &a, &b);
+        cvc_tma_output(e, &p, 1, &y);
+        CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a, why, sizeof why));
+        CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b, why, sizeof why));
+        CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, why, sizeof why));
+        /* Listing and querying need no GPU; a plan needs an sm_100 device, which this machine lacks. */
+        convcat_entry_info info;
+        UNIT_ASSERT_STATUS(convcat_entry_info_get(cat, i, &info), CONVCAT_OK);
+        CU_ASSERT_EQUAL(info.arch, CONVCAT_ARCH_SM100A);
+    }
+    if (n100 == 0)
+        printf("\n    (no sm100a entries in this catalog: built with -Darches=sm90a)");
+    convcat_close(cat);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"1sm entries answer as sm90a ones", test_1sm_answers_as_sm90a},
+        {"2sm entries answer as sm90a ones", test_2sm_answers_as_sm90a},
+        {"tf32 and fp8 channel rules", test_tf32_and_fp8_channel_rules},
+        {"sm100a entries of the catalog", test_catalog_entries},
+        CU_TEST_INFO_NULL,
+    };
+    return unit_main("sm100", tests, NULL, NULL);
+}

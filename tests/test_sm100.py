@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Tests of the sm_100a family's rules and numbers (generator/convcat_gen/sm100.py).
+
+    PYTHONPATH=generator python3 tests/test_sm100.py     (meson test runs it so)
+
+Static only: the kernels are compiled and checked, never run (no Blackwell GPU).
+"""
+import dataclasses
+import os
+import pathlib
+import sys
+import unittest
+
+ROOT = pathlib.Path(os.environ.get("CONVCAT_SOURCE_ROOT") or pathlib.Path(__file__).resolve().parents[1])
+sys.path.insert(0, str(ROOT / "generator"))
+
+from convcat_gen import render, sm100, space, spec  # noqa: E402
+
+ONE = "sm100a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s4_c1x1_1sm"
+PAIR = "sm100a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s6_c2x1_2sm"
+
+
+def variant(base: str, **changes) -> space.Key:
+    return dataclasses.replace(space.parse(base), **changes)
+
+
+class Rules(unittest.TestCase):
+    def assertInvalid(self, k, reason):
+        ok, why = space.is_valid(k)
+        self.assertFalse(ok, k.name())
+        self.assertIn(reason, why)
+
+    def assertValid(self, k):
+        ok, why = space.is_valid(k)
+        self.assertTrue(ok, f"{k.name()}: {why}")
+
+    def test_kinds(self):
+        self.assertValid(variant(ONE))
+        self.assertValid(variant(ONE, a="f16", b="f16", out="f32"))
+        self.assertValid(variant(ONE, a="tf32", b="tf32", out="f32", tile_k=32))
+        self.assertValid(variant(ONE, a="e4m3", b="e5m2", tile_k=128))     # f8f6f4 mixes
+        self.assertInvalid(variant(ONE, a="f16"), "tcgen05.mma takes")
+        self.assertInvalid(variant(ONE, a="f32", b="f32", tile_k=32), "tcgen05.mma takes")
+        self.assertInvalid(variant(ONE, a="tf32", b="tf32", tile_k=64), "tile K 64")
+        self.assertInvalid(variant(ONE, acc="f16"), "accumulator f16")
+        self.assertInvalid(variant(ONE, out="e4m3"), "output e4m3")
+
+    def test_ops_and_schedules(self):
+        self.assertInvalid(variant(ONE, op="dgrad"), "no sm100a dgrad template yet")
+        self.assertInvalid(variant(ONE, op="wgrad"), "no sm100a wgrad template yet")
+        self.assertInvalid(variant(ONE, schedule="coop"), "sm100a kernels are 1sm or 2sm")
+        self.assertInvalid(variant(ONE, arch="sm90a"), "schedule 1sm: coop or pingpong")
+
+    def test_umma_shapes(self):
+        self.assertInvalid(variant(ONE, tile_m=64), "tile M 64")
+        self.assertInvalid(variant(PAIR, tile_m=64), "tile M 64")
+        self.assertInvalid(variant(ONE, tile_m=256), "tile M 256")
+        self.assertValid(variant(ONE, tile_n=64))
+        self.assertValid(variant(ONE, tile_n=192))
+        self.assertInvalid(variant(ONE, tile_n=40), "epilogue stores whole 64-column chunks")
+        self.assertInvalid(variant(PAIR, tile_n=72), "N = 16..256 in steps of 16")
+        self.assertInvalid(variant(ONE, tile_n=264), "N = 8..256")
+
+    def test_2sm_pairs_along_cluster_m(self):
+        self.assertInvalid(variant(PAIR, cluster_m=1), "pairs the two CTAs along cluster M")
+        self.assertInvalid(variant(PAIR, cluster_m=1, cluster_n=2), "pairs the two CTAs along cluster M")
+        self.assertValid(variant(PAIR, cluster_n=2, stages=4))
+        u = sm100.umma(variant(PAIR))
+        self.assertEqual((u.cta_group, u.mma_m, u.mma_n), (2, 256, 256))
+        c = space.derive(variant(PAIR))
+        self.assertEqual(c.b_box_rows, 128)             # each CTA loads half of B
+        self.assertEqual(c.b_stage_bytes, 128 * 128)
+        self.assertEqual(u.tx_bytes, 2 * (128 * 128 + 128 * 128))   # both halves land on the leader
+        self.assertEqual(c.empty_arrivals, 1)
+        self.assertEqual(space.derive(variant(PAIR, cluster_n=2, stages=4)).empty_arrivals, 2)
+        self.assertEqual(u.tmem_empty_arrivals, 8)
+
+    def test_tmem_columns(self):
+        for n, cols in ((64, 128), (128, 256), (192, 512), (256, 512)):
+            u = sm100.umma(variant(ONE, tile_n=n))
+            self.assertEqual(u.acc_bufs, 2)
+            self.assertEqual(u.tmem_cols, cols)
+            self.assertTrue(u.tmem_cols & (u.tmem_cols - 1) == 0 and 32 <= u.tmem_cols <= 512)
+
+    def test_shared_memory(self):
+        c = space.derive(variant(ONE))
+        self.assertEqual(c.smem_bytes, 4 * (16384 + 32768) + 32768 + (2 * 4 + 2 * 2) * 8 + 8 + 1024)
+        self.assertLessEqual(c.smem_bytes, 232448)
+        self.assertInvalid(variant(ONE, stages=5), "shared memory: 5 stages x 48 KiB")
+        self.assertValid(variant(PAIR, stages=6))
+        self.assertInvalid(variant(PAIR, stages=7), "shared memory")
+
+    def test_instruction_descriptor(self):
+        self.assertEqual(sm100.umma(variant(ONE)).idesc, 0x08400490)
+        self.assertEqual(sm100.umma(variant(PAIR)).idesc, 0x10400490)
+        self.assertEqual(sm100.umma(variant(ONE, a="tf32", b="tf32", tile_k=32, tile_n=128)).idesc, 0x08200910)
+        self.assertEqual(sm100.umma(variant(ONE, a="e4m3", b="e4m3", tile_k=128)).idesc, 0x08400010)
+
+    def test_index_fields_match_the_runtime_formulas(self):
+        """The runtime computes TMA boxes from these fields as it does for sm90a entries."""
+        valid, _ = spec.load(ROOT / "catalog" / "specs" / "default.spec")
+        ours = [k for k in valid if k.arch == "sm100a"]
+        self.assertGreaterEqual(len(ours), 20)
+        for k in ours:
+            c = space.derive(k)
+            self.assertEqual(c.threads, 192)
+            self.assertEqual((c.a_box_rows, c.a_box_cols), (k.tile_m // k.cluster_n, k.tile_k))
+            self.assertEqual((c.b_box_rows, c.b_box_cols), (k.tile_n // k.cluster_m, k.tile_k))
+            self.assertEqual(c.y_box_rows, 32)
+            self.assertEqual(c.y_box_cols * space.ELEM_BYTES[k.out], 128)
+            self.assertLessEqual(c.smem_bytes, space.SMEM_OPTIN_BYTES["sm100a"])
+            self.assertLessEqual(sm100.umma(k).tmem_cols, 512)
+
+    def test_render_uses_the_right_forms(self):
+        one = render.render(variant(ONE))
+        self.assertIn("tcgen05.mma.cta_group::1.kind::f16", one)
+        self.assertIn("#define CVC_CTA_GROUP 1", one)
+        self.assertNotIn("cvc_tma2_", one)
+        pair = render.render(variant(PAIR))
+        self.assertIn("tcgen05.mma.cta_group::2.kind::f16", pair)
+        self.assertIn("cvc_tma2_im2col_4d", pair)
+        self.assertIn("#define IDESC 0x10400490u", pair)
+        self.assertIn("kind::tf32", render.render(variant(ONE, a="tf32", b="tf32", out="f32", tile_k=32)))
+        self.assertIn("kind::f8f6f4", render.render(variant(ONE, a="e4m3", b="e4m3", tile_k=128)))
+        self.assertIn("NOT EXECUTED ON ANY GPU", one)
+        # Each epilogue warp stages its 32 rows in its own 4 KiB chunk: the
+        # chunk row is the lane, not the tile row (which reaches 127).
+        self.assertIn("cvc_st_shared_v4(dst + lane * ROW_BYTES", one)
+        self.assertNotIn("dst + row * ROW_BYTES", one)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
