@@ -101,21 +101,18 @@ static void test_op_must_match(void)
     BOTH(wg, p, op, CONVCAT_WGRAD, CONVCAT_DGRAD, "kernel computes wgrad, problem is dgrad");
 }
 
-/* Unit-stride dgrad kernels refuse any stride > 1, along every axis. */
-static void test_dgrad_is_unit_stride(void)
+/* Dgrad runs strided problems phase by phase, up to the TMA traversal limit of 8. */
+static void test_dgrad_strides(void)
 {
     const cvc_entry e2 = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
     const cvc_entry e3 = unit_entry("sm90a_dgrad_3d_f16_f16_f32_f16_128x128x64_s4_c1x1_coop");
     convcat_problem p = p2();
     p.op = CONVCAT_DGRAD;
-    p.stride[1] = p.stride[2] = 1;
-    BOTH(e2, p, stride[2], 1, 2, "stride 2 along W: this dgrad kernel is unit-stride");
-    BOTH(e2, p, stride[1], 1, 3, "stride 3 along H");
+    BOTH(e2, p, stride[2], 2, 9, "stride 9 along W");
+    BOTH(e2, p, stride[1], 8, 9, "stride 9 along H");
     convcat_problem q = p3();
     q.op = CONVCAT_DGRAD, q.a_type = q.b_type = q.out_type = CONVCAT_F16;
-    for (int a = 0; a < 3; ++a)
-        q.stride[a] = 1;
-    BOTH(e3, q, stride[0], 1, 2, "stride 2 along D");
+    BOTH(e3, q, stride[0], 3, 9, "stride 9 along D");
 }
 
 /* Dgrad reads dy through im2col with the filter turned around: its corner is
@@ -698,7 +695,7 @@ int main(void)
     CU_TestInfo tests[] = {
         {"base problems pass", test_base_problems_pass},
         {"op must match", test_op_must_match},
-        {"dgrad is unit stride", test_dgrad_is_unit_stride},
+        {"dgrad strides", test_dgrad_strides},
         {"dgrad corner ranges", test_dgrad_corner_ranges},
         {"wgrad rules", test_wgrad_rules},
         {"dims must match", test_dims_must_match},

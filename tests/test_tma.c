@@ -143,6 +143,58 @@ static void test_dgrad_2d_descriptors(void)
     ASSERT_U64S(y.dims, 48, 2 * 10 * 12);           /* dx: C, N*H*W */
 }
 
+/* Strided dgrad: the stride phases of dx, each a dense problem over the taps
+ * that reach it.  1D, W 10, S 3, pad 1, stride 2 (Q 5): even dx pixels get
+ * tap 1 at dy[j], odd ones taps 2 and 0 at dy[j] and dy[j + 1]. */
+static void test_dgrad_stride_phases(void)
+{
+    const cvc_entry e = unit_entry("sm90a_dgrad_1d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.op = CONVCAT_DGRAD, p.dims = 1;
+    p.n = 2, p.w = 10, p.c = 16, p.k = 24, p.s = 3, p.pad_lo[2] = p.pad_hi[2] = 1, p.stride[2] = 2;
+    CU_ASSERT_EQUAL(cvc_dgrad_phase_count(&p), 2);
+    cvc_dgrad_phase ph;
+    cvc_dgrad_phase_at(&p, 0, &ph);
+    const cvc_phase_axis *w = &ph.axis[0];
+    ASSERT_INTS(((int[]){w->ph, w->pixels, w->taps, w->tap0, w->tap_step, w->dil, w->lower, w->upper}),
+                0, 5, 1, 1, 2, 1, 0, 0);
+    cvc_dgrad_phase_at(&p, 1, &ph);
+    ASSERT_INTS(((int[]){w->ph, w->pixels, w->taps, w->tap0, w->tap_step, w->dil, w->lower, w->upper}),
+                1, 5, 2, 2, 2, 1, 0, 0);
+    cvc_im2col_desc a;
+    cvc_tma_dgrad_a(&e, &p, &ph, &a);
+    ASSERT_U64S(a.dims, 24, 5, 2);                   /* dy: K, Q, N */
+    ASSERT_INTS(a.lower, 0);
+    ASSERT_U64S(a.max_offset, 1);                    /* two taps, one dy pixel apart */
+    ASSERT_U64S(a.elem_strides, 1, 1, 1);
+    CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a, NULL, 0));
+    /* Dilation 2 and stride 2: odd dx pixels get no tap (dx = beta * C there), even
+     * ones all three, one dy pixel apart.  W 9, S 3, pad 2: Q 5. */
+    p.w = 9, p.dilation[2] = 2, p.pad_lo[2] = p.pad_hi[2] = 2;
+    cvc_dgrad_phase_at(&p, 0, &ph);
+    ASSERT_INTS(((int[]){w->ph, w->pixels, w->taps, w->tap0, w->tap_step, w->dil, w->lower, w->upper}),
+                0, 5, 3, 2, 1, 1, -1, -1);
+    cvc_dgrad_phase_at(&p, 1, &ph);
+    CU_ASSERT_EQUAL(w->pixels, 4);
+    CU_ASSERT_EQUAL(w->taps, 0);
+    /* Unit stride is one phase: the filter turned around. */
+    p.stride[2] = 1;
+    CU_ASSERT_EQUAL(cvc_dgrad_phase_count(&p), 1);
+    cvc_dgrad_phase_at(&p, 0, &ph);
+    ASSERT_INTS(((int[]){w->pixels, w->taps, w->tap0, w->tap_step, w->dil, w->lower}), 9, 3, 2, 1, 2, 2 - 4);
+    /* 2D, stride 2 x 3 over a 5 x 4 dx: phases for every residue with pixels, W fastest. */
+    convcat_problem q;
+    convcat_problem_init(&q);
+    q.op = CONVCAT_DGRAD, q.n = 1, q.h = 5, q.w = 2, q.c = 8, q.k = 8, q.r = 3, q.s = 3;
+    q.pad_lo[1] = q.pad_hi[1] = q.pad_lo[2] = q.pad_hi[2] = 1, q.stride[1] = 2, q.stride[2] = 3;
+    CU_ASSERT_EQUAL(cvc_dgrad_phase_count(&q), 2 * 2);   /* W 2 < stride 3: residues 0, 1 */
+    cvc_dgrad_phase_at(&q, 3, &ph);
+    CU_ASSERT_EQUAL(ph.axis[0].ph, 1);
+    CU_ASSERT_EQUAL(ph.axis[1].ph, 1);
+    CU_ASSERT_EQUAL(ph.axis[1].pixels, 2);
+}
+
 /* Wgrad: A is dy as (K, N*Z*P*Q) tiles of 64 x (tile K / cluster N); B is x
  * im2col as for fprop, 64 channels x (tile K / cluster M) pixels; the output
  * is dw as (C, T*R*S, K), or the f32 split-K workspace with a splits axis. */
@@ -649,6 +701,7 @@ int main(void)
         {"fprop element sizes", test_fprop_element_sizes},
         {"dgrad 2D descriptors", test_dgrad_2d_descriptors},
         {"wgrad 3D descriptors", test_wgrad_3d_descriptors},
+        {"dgrad stride phases", test_dgrad_stride_phases},
         {"output descriptor", test_output_descriptor},
         {"im2col rank is 3 to 5", test_im2col_rank_is_3_to_5},
         {"im2col extents up to 2^32", test_im2col_extents_up_to_2_32},

@@ -158,6 +158,30 @@ typedef struct cvc_tiled_desc {
     int swizzle_bytes;
 } cvc_tiled_desc;
 
+/* Strided dgrad: dx splits into stride phases, the dx pixels ph + stride * j
+ * of a residue ph per axis.  Each is a dense problem over the filter taps that
+ * reach it, tap0, tap0 - tap_step, ... (taps of them), read from dy at
+ * j + lower + i * dil for tap i.  Unit stride is one phase of every tap. */
+typedef struct cvc_phase_axis {
+    int ph;          /* residue of dx pixels modulo the stride */
+    int pixels;      /* dx pixels of the phase along the axis */
+    int taps;        /* filter taps that reach them (0: none, dx there is beta * C) */
+    int tap0, tap_step;
+    int dil;         /* dy step between consecutive taps */
+    int lower, upper;   /* the phase's im2col bounding box over dy */
+} cvc_phase_axis;
+
+typedef struct cvc_dgrad_phase {
+    cvc_phase_axis axis[3];   /* W, H, D */
+} cvc_dgrad_phase;
+
+/* The stride phases of a dgrad problem that have dx pixels (at most 8*8*8;
+ * 0 for an invalid problem), and phase `index` of them, W fastest. */
+int cvc_dgrad_phase_count(const convcat_problem *p);
+void cvc_dgrad_phase_at(const convcat_problem *p, int index, cvc_dgrad_phase *out);
+/* The im2col map of dy for one phase. */
+void cvc_tma_dgrad_a(const cvc_entry *e, const convcat_problem *p, const cvc_dgrad_phase *ph, cvc_im2col_desc *a);
+
 /* One GEMM operand's tensor map: im2col (the activations) or tiled. */
 typedef struct cvc_operand_desc {
     bool im2col;
@@ -167,7 +191,7 @@ typedef struct cvc_operand_desc {
 
 /* The operand descriptors of an entry for a problem (pointers come at run time):
  * fprop  A = x im2col, B = w tiled (C, S, R, T, K), box rows of K
- * dgrad  A = dy im2col (the filter turned around), B = w tiled, box rows of dy's K
+ * dgrad  A = dy im2col (the filter turned around; the first stride phase's), B = w tiled, box rows of dy's K
  * wgrad  A = dy tiled (K, N*Z*P*Q), B = x im2col */
 void cvc_tma_operands(const cvc_entry *e, const convcat_problem *p, cvc_operand_desc *a, cvc_operand_desc *b);
 /* The output as the epilogue's TMA store sees it: fprop and dgrad a 2D

@@ -23,6 +23,11 @@ struct convcat_plan {
     CUdevice device;
     int grid, cluster, reduce_grid;
     size_t workspace_bytes;
+    /* Strided dgrad: one launch per stride phase, each with its dy map and parameters. */
+    int phases;
+    cvc_im2col_desc *phase_a;
+    cvc_params *phase_params;
+    int *phase_grid;
 };
 
 static convcat_status current_device(const cvc_driver *drv, CUdevice *dev, convcat_arch *arch, int *sms)
@@ -90,6 +95,29 @@ static convcat_status check_device(const cvc_driver *drv, const cvc_entry *e, CU
     return CONVCAT_OK;
 }
 
+/* A dgrad stride phase: the dense problem over the taps that reach it, on its
+ * pixel grid, rows scattered into dx when the stride is > 1. */
+static void phase_params(const cvc_entry *e, const convcat_problem *p, const cvc_dgrad_phase *ph, cvc_params *k)
+{
+    const cvc_phase_axis *w = &ph->axis[0], *h = &ph->axis[1], *d = &ph->axis[2];
+    const int64_t taps = (int64_t)w->taps * h->taps * d->taps;
+    k->gemm_m = (int32_t)((int64_t)p->n * w->pixels * h->pixels * d->pixels);
+    k->k_iters = k->split_iters = (int32_t)(taps * cvc_ceil_div(p->k, e->k.tile_k));
+    k->splits = 1;
+    k->out_q = w->pixels, k->out_p = h->pixels, k->out_z = d->pixels;
+    k->stride_w = k->stride_h = k->stride_d = 1;
+    k->pad_w = -w->lower, k->pad_h = -h->lower, k->pad_d = -d->lower;
+    k->dil_w = w->dil, k->dil_h = h->dil, k->dil_d = d->dil;
+    k->filt_s = w->taps ? w->taps : 1, k->filt_r = h->taps ? h->taps : 1, k->filt_t = d->taps ? d->taps : 1;
+    k->tap0_w = w->tap0, k->tap0_h = h->tap0, k->tap0_d = d->tap0;
+    k->tap_step_w = w->tap_step, k->tap_step_h = h->tap_step, k->tap_step_d = d->tap_step;
+    k->ph_w = w->ph, k->ph_h = h->ph, k->ph_d = d->ph;
+    k->out_step_w = p->stride[2], k->out_step_h = p->stride[1], k->out_step_d = p->stride[0];
+    k->dx_w = p->w, k->dx_h = p->h, k->dx_d = p->d;
+    k->cluster_tiles_m = (int32_t)cvc_ceil_div(cvc_ceil_div(k->gemm_m, e->k.tile_m), e->k.cluster_m);
+    k->cluster_tiles_n = (int32_t)cvc_ceil_div(cvc_ceil_div(p->c, e->k.tile_n), e->k.cluster_n);
+}
+
 static void fill_params(const cvc_entry *e, const convcat_problem *p, int sms, cvc_params *k)
 {
     cvc_gemm g;
@@ -104,16 +132,10 @@ static void fill_params(const cvc_entry *e, const convcat_problem *p, int sms, c
     k->dil_w = p->dilation[2], k->dil_h = p->dilation[1], k->dil_d = p->dilation[0];
     k->filt_s = p->s, k->filt_r = p->r, k->filt_t = p->t;
     switch (e->k.op) {
-    case CONVCAT_DGRAD:
-        /* The im2col operand is dy and its pixel grid is dx's (unit stride): the
-         * turned-around filter's lower padding is (taps - 1) * dilation - pad_lo. */
+    case CONVCAT_DGRAD:   /* the first stride phase; cvc_plan sets up the others */
         k->gemm_n = p->c;
         k->channels = p->k;
         k->ldy = p->c;
-        k->out_q = p->w, k->out_p = p->h, k->out_z = p->d;
-        k->pad_w = (p->s - 1) * p->dilation[2] - p->pad_lo[2];
-        k->pad_h = (p->r - 1) * p->dilation[1] - p->pad_lo[1];
-        k->pad_d = (p->t - 1) * p->dilation[0] - p->pad_lo[0];
         break;
     case CONVCAT_WGRAD:
         /* Flat: GEMM N is T*R*S*C; per tap: C, with chan_tiles tiles per tap. */
@@ -131,33 +153,66 @@ static void fill_params(const cvc_entry *e, const convcat_problem *p, int sms, c
     cvc_cluster_tiles(e, p, &g, &tiles_m, &tiles_n);
     k->cluster_tiles_m = (int32_t)tiles_m;
     k->cluster_tiles_n = (int32_t)tiles_n;
+    k->tap_step_w = k->tap_step_h = k->tap_step_d = 1;
+    k->out_step_w = k->out_step_h = k->out_step_d = 1;
+    k->dx_w = p->w, k->dx_h = p->h, k->dx_d = p->d;
+    if (e->k.op == CONVCAT_DGRAD) {
+        cvc_dgrad_phase ph;
+        cvc_dgrad_phase_at(p, 0, &ph);
+        phase_params(e, p, &ph, k);
+    }
 }
 
 /* Persistent grid: as many clusters as fit at once, at most one per cluster tile. */
-static convcat_status size_grid(const cvc_driver *drv, convcat_plan *pl, int sms)
+static convcat_status clusters_that_fit(const cvc_driver *drv, const convcat_plan *pl, int sms, int64_t *fit)
 {
     const cvc_entry *e = pl->e;
-    const int64_t tiles = (int64_t)pl->params.cluster_tiles_m * pl->params.cluster_tiles_n * pl->params.splits;
-    int64_t fit = sms / pl->cluster;
-    if (pl->cluster > 1) {
-        CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
-        attr.value.clusterDim.x = (unsigned)pl->cluster;
-        attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
-        CUlaunchConfig cfg = {.gridDimX = (unsigned)(fit * pl->cluster), .gridDimY = 1, .gridDimZ = 1,
-                              .blockDimX = (unsigned)e->threads, .blockDimY = 1, .blockDimZ = 1,
-                              .sharedMemBytes = (unsigned)e->smem_bytes, .attrs = &attr, .numAttrs = 1};
-        int active = 0;
-        convcat_status st = cvc_cuda_check(
-            drv->cuOccupancyMaxActiveClusters(&active, (CUfunction)pl->kernel, &cfg),
-            "cuOccupancyMaxActiveClusters");
-        if (st != CONVCAT_OK)
-            return st;
-        if (active < 1)
-            return cvc_fail(CONVCAT_ERR_NO_DEVICE, "%s: no cluster of %d CTAs fits on the device", e->key,
-                            pl->cluster);
-        fit = active;
+    *fit = sms / pl->cluster;
+    if (pl->cluster == 1)
+        return CONVCAT_OK;
+    CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+    attr.value.clusterDim.x = (unsigned)pl->cluster;
+    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    CUlaunchConfig cfg = {.gridDimX = (unsigned)(*fit * pl->cluster), .gridDimY = 1, .gridDimZ = 1,
+                          .blockDimX = (unsigned)e->threads, .blockDimY = 1, .blockDimZ = 1,
+                          .sharedMemBytes = (unsigned)e->smem_bytes, .attrs = &attr, .numAttrs = 1};
+    int active = 0;
+    convcat_status st = cvc_cuda_check(drv->cuOccupancyMaxActiveClusters(&active, (CUfunction)pl->kernel, &cfg),
+                                       "cuOccupancyMaxActiveClusters");
+    if (st != CONVCAT_OK)
+        return st;
+    if (active < 1)
+        return cvc_fail(CONVCAT_ERR_NO_DEVICE, "%s: no cluster of %d CTAs fits on the device", e->key, pl->cluster);
+    *fit = active;
+    return CONVCAT_OK;
+}
+
+static int grid_for(const cvc_params *k, int64_t fit, int cluster)
+{
+    const int64_t tiles = (int64_t)k->cluster_tiles_m * k->cluster_tiles_n * k->splits;
+    return (int)((tiles < fit ? tiles : fit) * cluster);
+}
+
+/* Strided dgrad: a launch per stride phase (unit stride has one, in pl->params). */
+static convcat_status plan_phases(convcat_plan *pl, const convcat_problem *p, int64_t fit)
+{
+    const int n = cvc_dgrad_phase_count(p);
+    if (n <= 1)
+        return CONVCAT_OK;
+    pl->phase_a = calloc((size_t)n, sizeof *pl->phase_a);
+    pl->phase_params = calloc((size_t)n, sizeof *pl->phase_params);
+    pl->phase_grid = calloc((size_t)n, sizeof *pl->phase_grid);
+    if (!pl->phase_a || !pl->phase_params || !pl->phase_grid)
+        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory planning %d stride phases", n);
+    pl->phases = n;
+    for (int i = 0; i < n; ++i) {
+        cvc_dgrad_phase ph;
+        cvc_dgrad_phase_at(p, i, &ph);
+        cvc_tma_dgrad_a(pl->e, p, &ph, &pl->phase_a[i]);
+        pl->phase_params[i] = pl->params;
+        phase_params(pl->e, p, &ph, &pl->phase_params[i]);
+        pl->phase_grid[i] = grid_for(&pl->phase_params[i], fit, pl->cluster);
     }
-    pl->grid = (int)((tiles < fit ? tiles : fit) * pl->cluster);
     return CONVCAT_OK;
 }
 
@@ -232,10 +287,14 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
         const int64_t blocks = cvc_ceil_div(g.m * g.n / 4, 256);
         pl->reduce_grid = (int)(blocks < 8 * sms ? blocks : 8 * sms);
     }
-    if ((st = size_grid(drv, pl, sms)) != CONVCAT_OK) {
-        free(pl);
+    int64_t fit = 0;
+    if ((st = clusters_that_fit(drv, pl, sms, &fit)) == CONVCAT_OK)
+        st = plan_phases(pl, p, fit);
+    if (st != CONVCAT_OK) {
+        convcat_plan_destroy(pl);
         return st;
     }
+    pl->grid = grid_for(&pl->params, fit, pl->cluster);
     *out = pl;
     return CONVCAT_OK;
 }
@@ -252,6 +311,11 @@ convcat_status convcat_plan_info_get(const convcat_plan *pl, convcat_plan_info *
 
 void convcat_plan_destroy(convcat_plan *pl)
 {
+    if (!pl)
+        return;
+    free(pl->phase_a);
+    free(pl->phase_params);
+    free(pl->phase_grid);
     free(pl);
 }
 
@@ -370,6 +434,19 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
                           .sharedMemBytes = (unsigned)pl->e->smem_bytes, .hStream = (CUstream)stream,
                           .attrs = &attr, .numAttrs = pl->cluster > 1 ? 1 : 0};
     void *args[] = {&map_a, &map_b, &map_y, &params};
+    if (pl->phases > 1) {   /* strided dgrad: one launch per stride phase, each with its dy map */
+        for (int i = 0; i < pl->phases && st == CONVCAT_OK; ++i) {
+            cvc_params phase = pl->phase_params[i];
+            phase.y = params.y, phase.c = params.c, phase.alpha = params.alpha, phase.beta = params.beta;
+            const cvc_operand_desc a = {.im2col = true, .i = pl->phase_a[i]};
+            st = encode_operand(drv, &map_a, p->a_type, &a, in_a, "cuTensorMapEncodeIm2col (dy, stride phase)");
+            cfg.gridDimX = (unsigned)pl->phase_grid[i];
+            void *phase_args[] = {&map_a, &map_b, &map_y, &phase};
+            if (st == CONVCAT_OK)
+                st = cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, phase_args, NULL), pl->e->key);
+        }
+        return st;
+    }
     st = cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
     if (st != CONVCAT_OK || !partial)
         return st;

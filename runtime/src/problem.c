@@ -153,6 +153,17 @@ static convcat_status check_operands(const cvc_entry *e, const convcat_problem *
         if (ops[i]->im2col ? !cvc_im2col_desc_valid(&ops[i]->i, tma_why, sizeof tma_why)
                            : !cvc_tiled_desc_valid(&ops[i]->t, tma_why, sizeof tma_why))
             REFUSE("%s: %s", role[e->k.op][i], tma_why);
+    if (e->k.op == CONVCAT_DGRAD) {   /* every stride phase reads dy through its own box */
+        const int phases = cvc_dgrad_phase_count(p);
+        for (int i = 1; i < phases; ++i) {
+            cvc_dgrad_phase ph;
+            cvc_dgrad_phase_at(p, i, &ph);
+            cvc_im2col_desc d;
+            cvc_tma_dgrad_a(e, p, &ph, &d);
+            if (!cvc_im2col_desc_valid(&d, tma_why, sizeof tma_why))
+                REFUSE("dy, stride phase %d: %s", i, tma_why);
+        }
+    }
     cvc_tiled_desc y;
     cvc_tma_output(e, p, 1, &y);
     if (!cvc_tiled_desc_valid(&y, tma_why, sizeof tma_why))
@@ -196,15 +207,6 @@ static convcat_status check_gemm(const cvc_entry *e, const convcat_problem *p, c
     return check_operands(e, p, why, n);
 }
 
-static convcat_status check_dgrad(const convcat_problem *p, char *why, size_t n)
-{
-    for (int a = 0; a < 3; ++a)
-        if (p->stride[a] != 1)
-            REFUSE("stride %d along %s: this dgrad kernel is unit-stride (strided dgrad is not in the catalog)",
-                   p->stride[a], axis_name[a]);
-    return CONVCAT_OK;
-}
-
 convcat_status cvc_check_entry(const cvc_entry *e, const convcat_problem *p, char *why, size_t n)
 {
     const cvc_key *k = &e->k;
@@ -232,8 +234,6 @@ convcat_status cvc_check_entry(const cvc_entry *e, const convcat_problem *p, cha
     for (int a = 0; a < 3; ++a)
         if (p->stride[a] > 8)
             REFUSE("stride %d along %s: TMA traversal strides are 1..8", p->stride[a], axis_name[a]);
-    if (k->op == CONVCAT_DGRAD && (st = check_dgrad(p, why, n)) != CONVCAT_OK)
-        return st;
     if (k->op != CONVCAT_FPROP && k->op != CONVCAT_DGRAD && k->op != CONVCAT_WGRAD)
         REFUSE("no %s kernels in this runtime", convcat_op_name(k->op) ? convcat_op_name(k->op) : "such");
     return check_gemm(e, p, &g, why, n);

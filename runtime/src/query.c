@@ -38,6 +38,7 @@
 #define DRAM_BYTES_PER_US 4.3e6
 #define WGRAD_LOAD_PER_SM_US 80e3                 /* wgrad's operand feed, fitted on the H200 */
 #define WGRAD_LOAD_64_PER_SM_US 64e3              /* ... for 64-row tiles */
+#define PHASE_LAUNCH_US 2.0                       /* a strided dgrad phase's launch and tail */
 #define MAX_SPLITS 64                             /* wgrad split-K slices at most */
 #define MIN_SPLIT_STAGES 8                        /* ... each at least this many stages long */
 
@@ -119,12 +120,28 @@ double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
     double stage_us, fixed_us;
     tile_costs(e, p, &stage_us, &fixed_us);
     const double tile_us = (double)split_iters * stage_us + fixed_us;
+    double compute_us = (double)waves * tile_us;
+    const int phases = k->op == CONVCAT_DGRAD ? cvc_dgrad_phase_count(p) : 1;
+    if (phases > 1) {   /* strided dgrad: a launch per stride phase, each over its own taps */
+        compute_us = 0.0;
+        for (int i = 0; i < phases; ++i) {
+            cvc_dgrad_phase ph;
+            cvc_dgrad_phase_at(p, i, &ph);
+            const cvc_phase_axis *x = ph.axis;
+            const int64_t m = (int64_t)p->n * x[0].pixels * x[1].pixels * x[2].pixels;
+            const int64_t ctm = cvc_ceil_div(cvc_ceil_div(m, k->tile_m), k->cluster_m);
+            const int64_t ctn = cvc_ceil_div(cvc_ceil_div(p->c, k->tile_n), k->cluster_n);
+            const int64_t iters = (int64_t)x[0].taps * x[1].taps * x[2].taps * cvc_ceil_div(p->k, k->tile_k);
+            compute_us += (double)waves_of(ctm * ctn * cluster, sms, cluster) * ((double)iters * stage_us + fixed_us) +
+                          PHASE_LAUNCH_US;
+        }
+    }
     /* x, w and y each move once (one of them is the op's output). */
     const int in_bytes = cvc_dtype_bytes(p->a_type), out_bytes = cvc_dtype_bytes(p->out_type);
     const double bytes = (double)p->n * p->d * p->h * p->w * p->c * in_bytes +
                          (double)p->k * g.taps * p->c * cvc_dtype_bytes(p->b_type) +
                          (double)g.pixels * p->k * out_bytes;
-    return fmax((double)waves * tile_us, bytes / DRAM_BYTES_PER_US) + reduce_us(&g, splits, out_bytes);
+    return fmax(compute_us, bytes / DRAM_BYTES_PER_US) + reduce_us(&g, splits, out_bytes);
 }
 
 static int by_rank(const void *x, const void *y)

@@ -67,9 +67,8 @@ void cvc_tma_operands(const cvc_entry *e, const convcat_problem *p, cvc_operand_
     cvc_gemm g;
     if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
         g = (cvc_gemm){.z = 1, .p = 1, .q = 1};   /* the validators refuse what comes of it */
-    const int out[3] = {g.q, g.p, g.z};
     int64_t lower[3], upper[3], reach[3];
-    int step[3], ones[3] = {1, 1, 1};
+    int step[3];
     for (int i = 0; i < sp; ++i) {
         const int ax = 2 - i;                     /* problem arrays are D, H, W */
         reach[i] = (int64_t)(filt[i] - 1) * p->dilation[ax];
@@ -89,15 +88,10 @@ void cvc_tma_operands(const cvc_entry *e, const convcat_problem *p, cvc_operand_
     *b = (cvc_operand_desc){0};
     switch (e->k.op) {
     case CONVCAT_DGRAD: {
-        /* dx = dy (*) the turned-around filter, unit stride: dy's bounding box starts
-         * (taps - 1) * dilation - pad_lo before dx's pixel and ends pad_hi short. */
-        int64_t dlo[3], dhi[3];
-        for (int i = 0; i < sp; ++i) {
-            dlo[i] = -reach[i] + p->pad_lo[2 - i];
-            dhi[i] = -(int64_t)p->pad_hi[2 - i];
-        }
+        cvc_dgrad_phase ph;
+        cvc_dgrad_phase_at(p, 0, &ph);
+        cvc_tma_dgrad_a(e, p, &ph, &a->i);
         a->im2col = true;
-        im2col(p, ab, p->k, out, dlo, dhi, reach, ones, (uint32_t)e->a_box_cols, (uint32_t)e->a_box_rows, swz, &a->i);
         tiled(sp + 2, bb, ext_w, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz, &b->t);
         break;
     }
@@ -115,6 +109,83 @@ void cvc_tma_operands(const cvc_entry *e, const convcat_problem *p, cvc_operand_
                &a->i);
         tiled(sp + 2, bb, ext_w, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz, &b->t);
     }
+}
+
+/* Greatest common divisor of two positive ints. */
+static int gcd(int a, int b)
+{
+    while (b) {
+        const int t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Axis i (W first) of a phase: dx pixels ph, ph + st, ... and the taps that reach them. */
+static void phase_axis(const convcat_problem *p, const cvc_gemm *g, int i, int ph, cvc_phase_axis *x)
+{
+    const int ax = 2 - i, st = p->stride[ax], dil = p->dilation[ax], pad = p->pad_lo[ax];
+    const int in[3] = {p->w, p->h, p->d}, dy[3] = {g->q, g->p, g->z}, filt[3] = {p->s, p->r, p->t};
+    const int gg = gcd(st, dil), step = st / gg;
+    *x = (cvc_phase_axis){.ph = ph, .pixels = (in[i] - ph + st - 1) / st, .tap_step = step, .dil = dil / gg};
+    /* Taps r with r * dil = ph + pad (mod st): r0, r0 + step, ... below the filter's extent. */
+    int r0 = -1;
+    for (int r = 0; r < step && r < filt[i] && r0 < 0; ++r)
+        if (((int64_t)r * dil - ph - pad) % st == 0)
+            r0 = r;
+    x->taps = r0 < 0 ? 0 : (filt[i] - 1 - r0) / step + 1;
+    x->tap0 = r0 < 0 ? 0 : r0 + (x->taps - 1) * step;
+    /* dy index of dx pixel ph + st * j at tap tap0 is j + lower; tap k adds k * dil. */
+    x->lower = r0 < 0 ? 0 : (int)(((int64_t)ph + pad - (int64_t)x->tap0 * dil) / st);
+    x->upper = x->pixels - dy[i] + x->lower;
+}
+
+/* Phases per axis: residues that have dx pixels. */
+static int axis_phases(const convcat_problem *p, int i)
+{
+    const int in[3] = {p->w, p->h, p->d}, st = p->stride[2 - i];
+    return st < in[i] ? st : in[i];
+}
+
+int cvc_dgrad_phase_count(const convcat_problem *p)
+{
+    cvc_gemm g;
+    if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
+        return 0;
+    return axis_phases(p, 0) * axis_phases(p, 1) * axis_phases(p, 2);
+}
+
+void cvc_dgrad_phase_at(const convcat_problem *p, int index, cvc_dgrad_phase *out)
+{
+    cvc_gemm g;
+    if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
+        g = (cvc_gemm){.z = 1, .p = 1, .q = 1};
+    for (int i = 0; i < 3; ++i) {
+        const int n = axis_phases(p, i) > 0 ? axis_phases(p, i) : 1;
+        phase_axis(p, &g, i, index % n, &out->axis[i]);
+        index /= n;
+    }
+}
+
+void cvc_tma_dgrad_a(const cvc_entry *e, const convcat_problem *p, const cvc_dgrad_phase *ph, cvc_im2col_desc *a)
+{
+    cvc_gemm g;
+    if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
+        g = (cvc_gemm){.z = 1, .p = 1, .q = 1};   /* the validator refuses what comes of it */
+    const int dy[3] = {g.q, g.p, g.z};
+    int64_t lower[3], upper[3], reach[3];
+    const int ones[3] = {1, 1, 1};
+    for (int i = 0; i < p->dims; ++i) {
+        const cvc_phase_axis *x = &ph->axis[i];
+        lower[i] = x->lower;
+        upper[i] = x->upper;
+        reach[i] = x->taps > 0 ? (int64_t)(x->taps - 1) * x->dil : 0;
+    }
+    /* dy, walked over the phase's dx grid (unit traversal): the box starts `lower` before
+     * each pixel; a phase no tap reaches keeps a valid box and loads nothing. */
+    im2col(p, cvc_dtype_bytes(p->a_type), p->k, dy, lower, upper, reach, ones, (uint32_t)e->a_box_cols,
+           (uint32_t)e->a_box_rows, e->swizzle_bytes, a);
 }
 
 void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, int splits, cvc_tiled_desc *y)

@@ -37,11 +37,19 @@ typedef struct cvc_params {
     int32_t split_iters;     /* wgrad: stages per split-K slice (the last may be shorter) */
     int32_t splits;          /* wgrad: split-K slices (1: the kernel writes y itself) */
     int32_t chan_tiles;      /* wgrad: ceil(C / tile N), GEMM N tiles per filter tap */
-    int32_t out_q, out_p, out_z;          /* pixel grid the im2col operand walks: Q, P, Z (dgrad: W, H, D) */
-    int32_t stride_w, stride_h, stride_d;
-    int32_t pad_w, pad_h, pad_d;          /* lower padding (dgrad: (taps - 1) * dilation - pad_lo) */
-    int32_t dil_w, dil_h, dil_d;
-    int32_t filt_s, filt_r, filt_t;       /* filter extents S (W), R (H), T (D) */
+    int32_t out_q, out_p, out_z;          /* pixel grid the im2col operand walks: Q, P, Z (dgrad: the phase's dx grid) */
+    int32_t stride_w, stride_h, stride_d; /* its traversal strides (dgrad: 1) */
+    int32_t pad_w, pad_h, pad_d;          /* lower padding: the base pixel is index * stride - pad */
+    int32_t dil_w, dil_h, dil_d;          /* im2col offset per tap */
+    int32_t filt_s, filt_r, filt_t;       /* taps S (W), R (H), T (D) of the K loop */
+    /* dgrad: im2col tap i reads filter tap tap0 - i * tap_step (the filter turned around; strided
+     * dgrad walks one stride phase's taps), and GEMM row (n, z, p, q) of the phase's grid is dx
+     * pixel (n, ph + z * out_step, ...) of a dx of extents dx_*. */
+    int32_t tap0_w, tap0_h, tap0_d;
+    int32_t tap_step_w, tap_step_h, tap_step_d;
+    int32_t ph_w, ph_h, ph_d;
+    int32_t out_step_w, out_step_h, out_step_d;   /* all 1: rows are dense, the epilogue stores by TMA */
+    int32_t dx_w, dx_h, dx_d;
     int32_t cluster_tiles_m;              /* ceil(tiles_m / cluster_m) */
     int32_t cluster_tiles_n;              /* ceil(tiles_n / cluster_n) */
     int32_t activation;                   /* CVC_ACT_*: applied last */

@@ -87,6 +87,14 @@ CVC_DEV void cvc_bar_arrive(uint32_t id, uint32_t threads)
     asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+CVC_DEV uint4 cvc_ld_shared_v4(uint32_t addr)
+{
+    uint4 v;
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr)
+                 : "memory");
+    return v;
+}
+
 CVC_DEV uint32_t cvc_ld_shared_u32(uint32_t addr)
 {
     uint32_t v;
