@@ -12,32 +12,38 @@ export CONVCAT_CATALOG=$PWD/.gpu/convcat.catalog
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/gpu.txt"
 summary=()
 if [[ $what == *suite* ]]; then
-    .gpu/test_gpu .gpu/convcat.catalog > "$out/gpu_suite.txt" 2>&1
+    timeout ${SUITE_TIMEOUT:-500} .gpu/test_gpu .gpu/convcat.catalog > "$out/gpu_suite.txt" 2>&1
     rc=$?
     grep -E "^  .*problem [0-9]+|FAILED|failed" "$out/gpu_suite.txt" | head -20
     summary+=("gpu suite (rc $rc): $(tail -1 "$out/gpu_suite.txt")")
 fi
 if [[ $what == *sanitize* ]]; then
+    # One kernel per op and shape of pipeline: a 2x1-cluster fprop with bias, residual and GELU;
+    # a 2x1-cluster dgrad; a split-K wgrad (flat N) and a per-tap 3D wgrad (C = 72).
+    run_san() {   # tool name key problem...
+        local tool=$1 name=$2 key=$3; shift 3
+        local dt; dt=$(echo "$key" | cut -d_ -f4); local ot; ot=$(echo "$key" | cut -d_ -f7)
+        timeout 300 compute-sanitizer --tool $tool --error-exitcode 3 .gpu/convcat run "$key" "$@" \
+            --a_type "$dt" --b_type "$dt" --out_type "$ot" --verify > "$out/san_${tool}_$name.txt" 2>&1
+        summary+=("compute-sanitizer $tool $key: rc $? $(grep -E 'ERROR SUMMARY|verify:' "$out/san_${tool}_$name.txt" | tr '\n' ' ')")
+    }
     for tool in memcheck racecheck synccheck; do
-        for key in sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop \
-                   sm90a_fprop_3d_f16_f16_f32_f16_256x128x64_s3_c1x1_coop \
-                   sm90a_fprop_1d_bf16_bf16_f32_f32_128x128x64_s4_c1x1_coop; do
-            dims=$(echo "$key" | cut -d_ -f3); dt=$(echo "$key" | cut -d_ -f4); ot=$(echo "$key" | cut -d_ -f7)
-            case $dims in
-                1d) prob="--dims 1 --n 2 --w 77 --c 72 --k 136 --s 3 --pad_w 1";;
-                2d) prob="--n 2 --h 9 --w 11 --c 72 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1";;
-                3d) prob="--n 1 --d 5 --h 6 --w 7 --c 72 --k 136 --t 3 --r 3 --s 3 --pad_d 1 --pad_h 1 --pad_w 1";;
-            esac
-            timeout 300 compute-sanitizer --tool $tool --error-exitcode 3 .gpu/convcat run "$key" $prob \
-                --a_type "$dt" --b_type "$dt" --out_type "$ot" --verify > "$out/san_${tool}_$dims.txt" 2>&1
-            summary+=("compute-sanitizer $tool $key: rc $? $(grep -E 'ERROR SUMMARY|verify:' "$out/san_${tool}_$dims.txt" | tr '\n' ' ')")
-        done
+        run_san $tool fprop sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop \
+            --n 2 --h 9 --w 11 --c 72 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1 --bias --act gelu --alpha 0.5 --beta 0.75
+        run_san $tool dgrad sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop --op dgrad \
+            --n 2 --h 9 --w 11 --c 72 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1 --alpha 0.5 --beta 0.75
+        run_san $tool wgrad_split sm90a_wgrad_2d_f16_f16_f32_f16_128x64x64_s4_c2x1_coop --op wgrad \
+            --n 8 --h 28 --w 28 --c 64 --k 128 --r 3 --s 3 --pad_h 1 --pad_w 1 --beta 1
+        run_san $tool wgrad_3d sm90a_wgrad_3d_bf16_bf16_f32_bf16_64x128x64_s4_c1x1_pingpong --op wgrad \
+            --n 1 --d 5 --h 6 --w 7 --c 72 --k 136 --t 3 --r 3 --s 3 --pad_d 1 --pad_h 1 --pad_w 1
     done
 fi
 if [[ $what == *bench* ]]; then
-    PYTHONUNBUFFERED=1 python3 bench/bench.py ${BENCH_FILE:-bench/layers.txt} --lib .gpu/lib/libconvcat.so \
-        --catalog .gpu/convcat.catalog --json "$out/bench.json" > "$out/bench.txt" 2>&1
-    summary+=("bench rc $?")
-    tail -45 "$out/bench.txt"
+    # BENCH_FILE (default bench/layers.txt), BENCH_OPS (default fprop), BENCH_ARGS (e.g. --all-ops)
+    PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-500} python3 bench/bench.py ${BENCH_FILE:-bench/layers.txt} \
+        --ops ${BENCH_OPS:-fprop} ${BENCH_ARGS:-} --lib .gpu/lib/libconvcat.so \
+        --catalog .gpu/convcat.catalog --json "$out/bench${BENCH_TAG:-}.json" > "$out/bench${BENCH_TAG:-}.txt" 2>&1
+    summary+=("bench ${BENCH_FILE:-layers} rc $?")
+    grep -A8 "^geomean" "$out/bench${BENCH_TAG:-}.txt"
 fi
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
