@@ -196,7 +196,7 @@ static int grid_for(const cvc_params *k, int64_t fit, int cluster)
 /* Strided dgrad: a launch per stride phase (unit stride has one, in pl->params). */
 static convcat_status plan_phases(convcat_plan *pl, const convcat_problem *p, int64_t fit)
 {
-    const int n = cvc_dgrad_phase_count(p);
+    const int n = pl->e->k.op == CONVCAT_DGRAD ? cvc_dgrad_phase_count(p) : 1;
     if (n <= 1)
         return CONVCAT_OK;
     pl->phase_a = calloc((size_t)n, sizeof *pl->phase_a);
