@@ -150,6 +150,16 @@ class Validity(unittest.TestCase):
         self.assertIn("p, 1, 1, 0, 1;", render.render(variant(BF16, op="dgrad")))
         self.assertIn("p, 1, 1, 0, 0;", render.render(variant(BF16)))
 
+    def test_dgrad_scatter_epilogue(self):
+        # Strided dgrad scatters rows; pingpong warpgroups of 128 accumulators have no room for it
+        # (runtime/src/problem.c refuses strided problems for them: the same rule).
+        self.assertTrue(space.dgrad_scatters(variant(BF16, op="dgrad")))
+        self.assertFalse(space.dgrad_scatters(variant(BF16, op="dgrad", schedule="pingpong")))
+        self.assertTrue(space.dgrad_scatters(variant(BF16, op="dgrad", schedule="pingpong", tile_n=64)))
+        self.assertFalse(space.dgrad_scatters(variant(BF16)))
+        self.assertIn("scatter_chunk", render.render(variant(BF16, op="dgrad")))
+        self.assertNotIn("scatter_chunk", render.render(variant(BF16, op="dgrad", schedule="pingpong")))
+
     def test_cluster_slices_are_whole_swizzle_atoms(self):
         # With today's tile and cluster lists no slice breaks the 8-row rule (the check in
         # is_valid guards future axis values): every valid key's boxes are whole atoms.

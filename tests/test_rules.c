@@ -113,6 +113,13 @@ static void test_dgrad_strides(void)
     convcat_problem q = p3();
     q.op = CONVCAT_DGRAD, q.a_type = q.b_type = q.out_type = CONVCAT_F16;
     BOTH(e3, q, stride[0], 3, 9, "stride 9 along D");
+    /* Pingpong warpgroups of 128 accumulators have no scattering epilogue (space.dgrad_scatters). */
+    const cvc_entry pp = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_pingpong");
+    const cvc_entry pp_small = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_pingpong");
+    BOTH(pp, p, stride[2], 1, 2, "no room for the strided");
+    ACCEPT(pp_small, p);
+    p.stride[2] = 2;
+    ACCEPT(pp_small, p);
 }
 
 /* Dgrad reads dy through im2col with the filter turned around: its corner is

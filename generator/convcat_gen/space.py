@@ -183,6 +183,17 @@ def derive(key: Key) -> Config:
         producer_regs=prod, consumer_regs=cons)
 
 
+def dgrad_scatters(key: Key) -> bool:
+    """Does this dgrad kernel carry the strided (row-scattering) epilogue?
+
+    Not when a pingpong warpgroup holds 128 accumulators: ptxas spills with
+    the scatter copy beside them.  Those kernels run unit-stride problems only;
+    runtime/src/problem.c refuses strided ones with this reason (same rule).
+    """
+    cfg = derive(key)
+    return key.op == "dgrad" and not (cfg.split == "none" and cfg.acc_regs >= SM90_ACC_REG_BUDGET)
+
+
 def mn_major(key: Key) -> tuple[bool, bool]:
     """Which operands reach wgmma MN-major (transposed): (A, B).
 

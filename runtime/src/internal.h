@@ -175,6 +175,15 @@ typedef struct cvc_dgrad_phase {
     cvc_phase_axis axis[3];   /* W, H, D */
 } cvc_dgrad_phase;
 
+/* Does a dgrad kernel carry the strided (row-scattering) epilogue?  Not a
+ * pingpong one whose warpgroups hold 128 accumulators (space.dgrad_scatters:
+ * ptxas spills there). */
+static inline bool cvc_dgrad_scatters(const cvc_key *k)
+{
+    return k->op == CONVCAT_DGRAD &&
+           !(k->schedule == CONVCAT_PINGPONG && (k->tile_m / 64) * (k->tile_n / 2) >= 128);
+}
+
 /* The stride phases of a dgrad problem that have dx pixels (at most 8*8*8;
  * 0 for an invalid problem), and phase `index` of them, W fastest. */
 int cvc_dgrad_phase_count(const convcat_problem *p);
