@@ -19,7 +19,8 @@ if [[ $what == *suite* ]]; then
 fi
 if [[ $what == *sanitize* ]]; then
     # One kernel per op and shape of pipeline: a 2x1-cluster fprop with bias, residual and GELU;
-    # a 2x1-cluster dgrad; a split-K wgrad (flat N) and a per-tap 3D wgrad (C = 72).
+    # a 2x1-cluster dgrad and a strided one (4 phases, scattered rows, beta); a split-K wgrad (flat N)
+    # and a per-tap 3D wgrad (C = 72).
     run_san() {   # tool name key problem...
         local tool=$1 name=$2 key=$3; shift 3
         local dt; dt=$(echo "$key" | cut -d_ -f4); local ot; ot=$(echo "$key" | cut -d_ -f7)
@@ -32,6 +33,8 @@ if [[ $what == *sanitize* ]]; then
             --n 2 --h 9 --w 11 --c 72 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1 --bias --act gelu --alpha 0.5 --beta 0.75
         run_san $tool dgrad sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop --op dgrad \
             --n 2 --h 9 --w 11 --c 72 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1 --alpha 0.5 --beta 0.75
+        run_san $tool dgrad_strided sm90a_dgrad_2d_f16_f16_f32_f16_128x128x64_s4_c1x1_coop --op dgrad \
+            --n 2 --h 15 --w 13 --c 72 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1 --stride_h 2 --stride_w 2 --beta 0.75
         run_san $tool wgrad_split sm90a_wgrad_2d_f16_f16_f32_f16_128x64x64_s4_c2x1_coop --op wgrad \
             --n 8 --h 28 --w 28 --c 64 --k 128 --r 3 --s 3 --pad_h 1 --pad_w 1 --beta 1
         run_san $tool wgrad_3d sm90a_wgrad_3d_bf16_bf16_f32_bf16_64x128x64_s4_c1x1_pingpong --op wgrad \
