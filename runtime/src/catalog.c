@@ -269,16 +269,18 @@ convcat_status cvc_entry_kernel(convcat_catalog *cat, cvc_entry *e, void **kerne
         st = cvc_cuda_check(drv->cuLibraryLoadData(&lib, e->code, NULL, NULL, 0, NULL, NULL, 0),
                             "cuLibraryLoadData");
         if (st == CONVCAT_OK) {
-            CUkernel reduce = NULL;
+            /* Helpers beside the kernel: wgrad's split-K reduction, a scattering dgrad's phase fill. */
+            CUkernel helper = NULL;
+            const char *suffix = e->k.op == CONVCAT_WGRAD ? "_reduce" : cvc_dgrad_scatters(&e->k) ? "_fill" : NULL;
             char name[CVC_KEY_BYTES + 8];
-            snprintf(name, sizeof name, "%s_reduce", e->key);
+            snprintf(name, sizeof name, "%s%s", e->key, suffix ? suffix : "");
             st = cvc_cuda_check(drv->cuLibraryGetKernel(&kern, lib, e->key), "cuLibraryGetKernel");
-            if (st == CONVCAT_OK && e->k.op == CONVCAT_WGRAD)   /* the split-K reduction */
-                st = cvc_cuda_check(drv->cuLibraryGetKernel(&reduce, lib, name), "cuLibraryGetKernel (reduce)");
+            if (st == CONVCAT_OK && suffix)
+                st = cvc_cuda_check(drv->cuLibraryGetKernel(&helper, lib, name), "cuLibraryGetKernel (helper)");
             if (st == CONVCAT_OK) {
                 e->library = lib;
                 e->kernel = kern;
-                e->reduce = reduce;
+                e->helper = helper;
             } else {
                 drv->cuLibraryUnload(lib);
             }

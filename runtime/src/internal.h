@@ -55,7 +55,7 @@ typedef struct cvc_entry {
     /* Lazily loaded code (context-independent CUlibrary / CUkernel). */
     void *library;
     void *kernel;
-    void *reduce;        /* wgrad: KEY_reduce, the split-K reduction */
+    void *helper;        /* wgrad: KEY_reduce, the split-K reduction; dgrad: KEY_fill, a tap-less phase */
 } cvc_entry;
 
 struct convcat_catalog {
@@ -68,7 +68,7 @@ struct convcat_catalog {
     pthread_mutex_t lock; /* guards lazy code loading */
 };
 
-/* Load the entry's code once; *kernel_out is a CUkernel (and e->reduce, for wgrad). */
+/* Load the entry's code once; *kernel_out is a CUkernel (and e->helper, for wgrad and dgrad). */
 convcat_status cvc_entry_kernel(convcat_catalog *cat, cvc_entry *e, void **kernel_out);
 
 /* ---- problems and rules (problem.c) -------------------------------------- */

@@ -19,9 +19,9 @@ struct convcat_plan {
     cvc_params params;           /* everything but the pointers and scalars of a run */
     cvc_operand_desc a, b;
     cvc_tiled_desc y;            /* the output, or wgrad's split-K workspace */
-    CUkernel kernel, reduce;
+    CUkernel kernel, helper;     /* wgrad: KEY_reduce; strided dgrad: KEY_fill (e->helper) */
     CUdevice device;
-    int grid, cluster, reduce_grid;
+    int grid, cluster, helper_grid;
     size_t workspace_bytes;
     /* Strided dgrad: one launch per stride phase, each with its dy map and parameters. */
     int phases;
@@ -194,7 +194,7 @@ static int grid_for(const cvc_params *k, int64_t fit, int cluster)
 }
 
 /* Strided dgrad: a launch per stride phase (unit stride has one, in pl->params). */
-static convcat_status plan_phases(convcat_plan *pl, const convcat_problem *p, int64_t fit)
+static convcat_status plan_phases(convcat_plan *pl, const convcat_problem *p, int64_t fit, int sms)
 {
     const int n = pl->e->k.op == CONVCAT_DGRAD ? cvc_dgrad_phase_count(p) : 1;
     if (n <= 1)
@@ -205,6 +205,7 @@ static convcat_status plan_phases(convcat_plan *pl, const convcat_problem *p, in
     if (!pl->phase_a || !pl->phase_params || !pl->phase_grid)
         return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory planning %d stride phases", n);
     pl->phases = n;
+    pl->helper_grid = 8 * sms;   /* the fill's grid cap */
     for (int i = 0; i < n; ++i) {
         cvc_dgrad_phase ph;
         cvc_dgrad_phase_at(p, i, &ph);
@@ -276,7 +277,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     pl->kernel = (CUkernel)kernel;
     pl->device = dev;
     pl->cluster = e->k.cluster_m * e->k.cluster_n;
-    pl->reduce = (CUkernel)e->reduce;
+    pl->helper = (CUkernel)e->helper;
     fill_params(e, p, sms, &pl->params);
     cvc_tma_operands(e, p, &pl->a, &pl->b);
     cvc_tma_output(e, p, pl->params.splits, &pl->y);
@@ -285,11 +286,11 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
         cvc_problem_gemm(p, &g, NULL, 0);
         pl->workspace_bytes = cvc_workspace_bytes(&g, pl->params.splits);
         const int64_t blocks = cvc_ceil_div(g.m * g.n / 4, 256);
-        pl->reduce_grid = (int)(blocks < 8 * sms ? blocks : 8 * sms);
+        pl->helper_grid = (int)(blocks < 8 * sms ? blocks : 8 * sms);
     }
     int64_t fit = 0;
     if ((st = clusters_that_fit(drv, pl, sms, &fit)) == CONVCAT_OK)
-        st = plan_phases(pl, p, fit);
+        st = plan_phases(pl, p, fit, sms);
     if (st != CONVCAT_OK) {
         convcat_plan_destroy(pl);
         return st;
@@ -438,6 +439,16 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
         for (int i = 0; i < pl->phases && st == CONVCAT_OK; ++i) {
             cvc_params phase = pl->phase_params[i];
             phase.y = params.y, phase.c = params.c, phase.alpha = params.alpha, phase.beta = params.beta;
+            if (phase.k_iters == 0) {   /* no tap reaches the phase: KEY_fill writes beta * C */
+                const int64_t blocks = cvc_ceil_div((int64_t)phase.gemm_m * (phase.gemm_n / 8), 256);
+                CUlaunchConfig fcfg = {.gridDimX = (unsigned)(blocks < pl->helper_grid ? blocks : pl->helper_grid),
+                                       .gridDimY = 1, .gridDimZ = 1, .blockDimX = 256, .blockDimY = 1,
+                                       .blockDimZ = 1, .hStream = (CUstream)stream};
+                void *fargs[] = {&phase};
+                st = cvc_cuda_check(drv->cuLaunchKernelEx(&fcfg, (CUfunction)pl->helper, fargs, NULL),
+                                    "stride-phase fill");
+                continue;
+            }
             const cvc_operand_desc a = {.im2col = true, .i = pl->phase_a[i]};
             st = encode_operand(drv, &map_a, p->a_type, &a, in_a, "cuTensorMapEncodeIm2col (dy, stride phase)");
             cfg.gridDimX = (unsigned)pl->phase_grid[i];
@@ -451,8 +462,8 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
     if (st != CONVCAT_OK || !partial)
         return st;
     /* Split-K: the reduction, in stream order after the slices. */
-    CUlaunchConfig rcfg = {.gridDimX = (unsigned)pl->reduce_grid, .gridDimY = 1, .gridDimZ = 1,
+    CUlaunchConfig rcfg = {.gridDimX = (unsigned)pl->helper_grid, .gridDimY = 1, .gridDimZ = 1,
                            .blockDimX = 256, .blockDimY = 1, .blockDimZ = 1, .hStream = (CUstream)stream};
     void *rargs[] = {&params};
-    return cvc_cuda_check(drv->cuLaunchKernelEx(&rcfg, (CUfunction)pl->reduce, rargs, NULL), "split-K reduction");
+    return cvc_cuda_check(drv->cuLaunchKernelEx(&rcfg, (CUfunction)pl->helper, rargs, NULL), "split-K reduction");
 }

@@ -132,6 +132,10 @@ double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
             const int64_t ctm = cvc_ceil_div(cvc_ceil_div(m, k->tile_m), k->cluster_m);
             const int64_t ctn = cvc_ceil_div(cvc_ceil_div(p->c, k->tile_n), k->cluster_n);
             const int64_t iters = (int64_t)x[0].taps * x[1].taps * x[2].taps * cvc_ceil_div(p->k, k->tile_k);
+            if (iters == 0) {   /* KEY_fill writes the phase's dx pixels */
+                compute_us += (double)m * p->c * cvc_dtype_bytes(p->out_type) / DRAM_BYTES_PER_US + PHASE_LAUNCH_US;
+                continue;
+            }
             compute_us += (double)waves_of(ctm * ctn * cluster, sms, cluster) * ((double)iters * stage_us + fixed_us) +
                           PHASE_LAUNCH_US;
         }
