@@ -15,9 +15,13 @@ $cli list | sed -n 1,8p   # sed reads all: no SIGPIPE under pipefail
 $cli list | tail -1
 echo; echo "== convcat query: ResNet-50 res2 3x3, bf16"
 $cli query --n 128 --h 56 --w 56 --c 64 --k 64 --r 3 --s 3 --pad_h 1 --pad_w 1 --dtype bf16 | sed -n 1,12p
+echo; echo "== convcat query: its data gradient with stride 2 (one launch per stride phase)"
+$cli query --op dgrad --n 128 --h 56 --w 56 --c 128 --k 128 --r 3 --s 3 --pad_h 1 --pad_w 1 --stride_h 2 --stride_w 2 \
+    --dtype bf16 | sed -n 1,8p
 echo; echo "== convcat run --verify"
 if nvidia-smi >/dev/null 2>&1; then
     $cli run auto --n 32 --h 64 --w 64 --c 256 --k 256 --r 3 --s 3 --pad_h 1 --pad_w 1 --dtype bf16 --verify
+    $cli run auto --op wgrad --n 32 --h 28 --w 28 --c 128 --k 128 --r 3 --s 3 --pad_h 1 --pad_w 1 --dtype bf16 --verify
 else
     echo "no GPU on this machine: skipping the verified run (convcat run needs an sm_90 GPU)"
 fi
