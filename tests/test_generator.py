@@ -178,7 +178,16 @@ class Validity(unittest.TestCase):
         self.assertValid(variant(BF16, a="f16", b="f16", out="f16"))
         self.assertValid(variant(BF16, out="f32"))
         self.assertInvalid(variant(BF16, b="f16"), "A bf16 and B f16 differ")
-        self.assertInvalid(variant(BF16, a="tf32", b="tf32", tile_k=32), "input type tf32")
+        # tf32: fprop only (wgmma tf32 has no transposed operands), 32 channels per stage, f32 out.
+        tf32 = variant(BF16, a="tf32", b="tf32", tile_k=32, out="f32")
+        self.assertValid(tf32)
+        self.assertEqual(space.derive(tf32).k_steps, 4)
+        self.assertIn("m64n128k8.f32.tf32.tf32", render.render(tf32))
+        self.assertNotIn("p, 1, 1, 0, 0;", render.render(tf32))   # no transpose immediates
+        self.assertInvalid(dataclasses.replace(tf32, out="tf32"), "a tf32 kernel writes f32")
+        self.assertInvalid(dataclasses.replace(tf32, tile_k=64), "tile K 64")
+        self.assertInvalid(dataclasses.replace(tf32, op="dgrad"), "input type tf32 for dgrad")
+        self.assertInvalid(dataclasses.replace(tf32, op="wgrad"), "input type tf32 for wgrad")
         self.assertInvalid(variant(BF16, a="e4m3", b="e4m3", tile_k=128), "input type e4m3")
         self.assertInvalid(variant(BF16, acc="f16"), "accumulator f16")
         self.assertInvalid(variant(BF16, out="f16"), "output f16: an bf16 kernel writes bf16 or f32")

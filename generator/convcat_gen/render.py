@@ -34,7 +34,7 @@ def template_name(key: space.Key) -> str:
 
 
 def wgmma_instruction(n: int, ab: str, trans_a: bool = False, trans_b: bool = False) -> tuple[str, str]:
-    """(instruction text, output operand list) of wgmma m64nNk16 with f32 D.
+    """(instruction text, output operand list) of wgmma m64nNk16 (tf32: k8) with f32 D.
 
     Operands: %0..%(N/2-1) accumulators, then the A and B descriptors, then
     the scale-d flag (consumed by a setp into predicate p).  The immediates
@@ -42,6 +42,10 @@ def wgmma_instruction(n: int, ab: str, trans_a: bool = False, trans_b: bool = Fa
     """
     nreg = n // 2
     regs = ", ".join(f"%{i}" for i in range(nreg))
+    if ab == "tf32":   # k8, and no transpose immediates: tf32 operands are K-major
+        assert not (trans_a or trans_b)
+        return (f"wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 {{{regs}}}, %{nreg}, %{nreg + 1}, p, 1, 1;",
+                ", ".join(f'"+f"(d[{i}])' for i in range(nreg)))
     text = (f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab} "
             f"{{{regs}}}, %{nreg}, %{nreg + 1}, p, 1, 1, {int(trans_a)}, {int(trans_b)};")
     outs = ", ".join(f'"+f"(d[{i}])' for i in range(nreg))

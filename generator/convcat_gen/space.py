@@ -174,7 +174,7 @@ def derive(key: Key) -> Config:
         key=key, threads=SM90_THREADS, consumers=SM90_CONSUMERS,
         wg_m=wg_m, wg_n=wg_n, split=split, atoms=max(wg_m // 64, 1),
         acc_regs=(wg_m // 64) * (wg_n // 2) if wg_m >= 64 else 0,
-        k_steps=key.tile_k * eb // 32,
+        k_steps=key.tile_k * eb // 32,   # one wgmma takes 32 bytes of K: k16 of f16/bf16, k8 of tf32
         a_stage_bytes=a_stage, b_stage_bytes=b_stage, smem_bytes=smem,
         a_box_rows=a_rows, a_box_cols=a_cols, b_box_rows=b_rows, b_box_cols=b_cols,
         y_box_rows=EPI_ROWS, y_box_cols=SWIZZLE_BYTES // ELEM_BYTES[key.out], epi_bytes=epi,
@@ -227,12 +227,16 @@ def _why_invalid(key: Key) -> str | None:
     # data types
     if k.a != k.b:
         return f"A {k.a} and B {k.b} differ: mixed-input wgmma is not generated"
-    if k.a not in ("f16", "bf16"):
-        return (f"input type {k.a}: the sm90a template takes f16 or bf16 (tf32/fp8 wgmma needs K-major "
-                "operands: the transposes dgrad and wgrad would need are not generated)")
+    if k.a == "tf32" and k.op != "fprop":
+        return (f"input type tf32 for {k.op}: tf32 wgmma takes K-major operands only, and {k.op}'s "
+                f"{'filter is' if k.op == 'dgrad' else 'dy and x are'} MN-major; the transposes are not generated")
+    if k.a not in ("f16", "bf16", "tf32"):
+        return (f"input type {k.a}: the sm90a template takes f16, bf16 or tf32 (fp8 wgmma is not generated)")
     if k.acc != "f32":
         return f"accumulator {k.acc}: only f32 accumulation is generated"
-    if k.out not in (k.a, "f32"):
+    if k.a == "tf32" and k.out != "f32":
+        return f"output {k.out}: a tf32 kernel writes f32"
+    if k.a != "tf32" and k.out not in (k.a, "f32"):
         return f"output {k.out}: an {k.a} kernel writes {k.a} or f32"
     # schedule
     if k.schedule not in ("coop", "pingpong"):
