@@ -13,13 +13,18 @@
  *    per-stage and per-tile costs fitted on the H200 were within the run-to-
  *    run noise of coop's, and the model has no term for the overlap of one
  *    warpgroup's epilogue with the other's mainloop.
+ *  - wgrad: both operands MN-major, B by im2col at a new pixel split every
+ *    stage: a slower operand feed, no 256-wide penalty; its split-K count is
+ *    the one this model predicts fastest, plus the reduction's traffic.
+ *  - Strided dgrad: the sum of its stride phases, a launch each; a phase no
+ *    tap reaches is a fill at DRAM speed.
  * Constants were measured on the H200 (bench/bench.py, 2026-11-29,
  * BENCHMARKS.md): 787 TFLOP/s bf16 GEMM, 4.3 TB/s copy, and the per-stage /
- * per-tile costs fitted over the layer suite's 16-18 kernels per layer.  On
- * that suite the top pick landed within 10% of the fastest coop kernel
- * (geomean 0.99); with the pingpong kernels in the catalog it lands at 0.96
- * of the fastest (lowest 0.83), evaluated offline on the 2026-11-29 bench data: timing the
- * candidates (an autotune mode, not written yet) is the answer there.
+ * per-tile costs fitted over the layer suite's kernels.  In the second
+ * session's run the top pick landed at 0.94-0.99 of the fastest kernel
+ * (geomean per op and suite; lowest single layers 0.59-0.87, wgrad on 1x1
+ * layers worst); bench/model_check.py judges a changed model against such a
+ * run offline, and convcat_autotune times the candidates.
  */
 #include <math.h>
 #include <stdlib.h>
