@@ -186,7 +186,16 @@ class Validity(unittest.TestCase):
         self.assertNotIn("p, 1, 1, 0, 0;", render.render(tf32))   # no transpose immediates
         self.assertInvalid(dataclasses.replace(tf32, out="tf32"), "a tf32 kernel writes f32")
         self.assertInvalid(dataclasses.replace(tf32, tile_k=64), "tile K 64")
-        self.assertInvalid(dataclasses.replace(tf32, op="dgrad"), "input type tf32 for dgrad")
+        # tf32 dgrad reads a K-major copy of the filter (KEY_transpose): B is not transposed.
+        tf32_dgrad = dataclasses.replace(tf32, op="dgrad")
+        self.assertValid(tf32_dgrad)
+        self.assertEqual(space.mn_major(tf32_dgrad), (False, False))
+        self.assertTrue(space.transposes_filter(tf32_dgrad))
+        self.assertFalse(space.transposes_filter(variant(BF16, op="dgrad")))
+        c = space.derive(tf32_dgrad)
+        self.assertEqual((c.b_box_rows, c.b_box_cols), (128, 32))   # rows of C, a 128-byte row of K
+        self.assertIn("_transpose(const float *w", render.render(tf32_dgrad))
+        self.assertInvalid(dataclasses.replace(tf32_dgrad, tile_m=256), "a tf32 dgrad warpgroup holding 128")
         self.assertInvalid(dataclasses.replace(tf32, op="wgrad"), "input type tf32 for wgrad")
         self.assertInvalid(variant(BF16, a="e4m3", b="e4m3", tile_k=128), "input type e4m3")
         self.assertInvalid(variant(BF16, acc="f16"), "accumulator f16")

@@ -143,6 +143,29 @@ static void test_dgrad_2d_descriptors(void)
     ASSERT_U64S(y.dims, 48, 2 * 10 * 12);           /* dx: C, N*H*W */
 }
 
+/* tf32 dgrad: B is the filter's K-major copy in the workspace, (K, C, S, R) for
+ * 2D, read in boxes of 32 K x (tile N / cluster M) C per tap. */
+static void test_dgrad_tf32_descriptors(void)
+{
+    const cvc_entry e = unit_entry("sm90a_dgrad_2d_tf32_tf32_f32_f32_128x128x32_s4_c2x1_coop");
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.op = CONVCAT_DGRAD, p.a_type = p.b_type = CONVCAT_TF32, p.out_type = CONVCAT_F32;
+    p.n = 2, p.h = 10, p.w = 12, p.c = 48, p.k = 24, p.r = 3, p.s = 5;
+    p.pad_lo[1] = p.pad_hi[1] = 1, p.pad_lo[2] = p.pad_hi[2] = 2;
+    cvc_operand_desc a, b;
+    cvc_tma_operands(&e, &p, &a, &b);
+    CU_ASSERT_TRUE(a.im2col);
+    CU_ASSERT_FALSE(b.im2col);
+    CU_ASSERT_EQUAL(b.t.elem_bytes, 4);
+    ASSERT_U64S(b.t.dims, 24, 48, 5, 3);             /* K, C, S, R */
+    ASSERT_U64S(b.t.strides, 96, 96 * 48, 96 * 48 * 5);
+    ASSERT_U64S(b.t.box, 32, 64, 1, 1);              /* 128 bytes of K x 128 / 2 rows of C */
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b.t, NULL, 0));
+    CU_ASSERT_EQUAL(a.i.channels_per_pixel, 32);
+    CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a.i, NULL, 0));
+}
+
 /* Strided dgrad: the stride phases of dx, each a dense problem over the taps
  * that reach it.  1D, W 10, S 3, pad 1, stride 2 (Q 5): even dx pixels get
  * tap 1 at dy[j], odd ones taps 2 and 0 at dy[j] and dy[j + 1]. */
@@ -702,6 +725,7 @@ int main(void)
         {"dgrad 2D descriptors", test_dgrad_2d_descriptors},
         {"wgrad 3D descriptors", test_wgrad_3d_descriptors},
         {"dgrad stride phases", test_dgrad_stride_phases},
+        {"dgrad tf32 descriptors", test_dgrad_tf32_descriptors},
         {"output descriptor", test_output_descriptor},
         {"im2col rank is 3 to 5", test_im2col_rank_is_3_to_5},
         {"im2col extents up to 2^32", test_im2col_extents_up_to_2_32},

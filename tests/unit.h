@@ -148,8 +148,9 @@ static inline cvc_entry unit_entry(const char *key)
     const int swz = 128 / cvc_dtype_bytes(e.k.a);
     e.a_box_rows = e.k.op == CONVCAT_WGRAD ? e.k.tile_k / e.k.cluster_n : e.k.tile_m / e.k.cluster_n;
     e.a_box_cols = e.k.op == CONVCAT_WGRAD ? swz : e.k.tile_k;
-    e.b_box_rows = e.k.op != CONVCAT_FPROP ? e.k.tile_k / e.k.cluster_m : e.k.tile_n / e.k.cluster_m;
-    e.b_box_cols = e.k.op != CONVCAT_FPROP ? swz : e.k.tile_k;
+    const bool mn_b = e.k.op == CONVCAT_WGRAD || (e.k.op == CONVCAT_DGRAD && e.k.a != CONVCAT_TF32);
+    e.b_box_rows = mn_b ? e.k.tile_k / e.k.cluster_m : e.k.tile_n / e.k.cluster_m;
+    e.b_box_cols = mn_b ? swz : e.k.tile_k;
     e.y_box_rows = 64;
     e.y_box_cols = 128 / (e.k.out == CONVCAT_F32 ? 4 : 2);
     e.swizzle_bytes = 128;

@@ -162,7 +162,7 @@ def derive(key: Key) -> Config:
     swz = SWIZZLE_BYTES // eb
     a_rows, a_cols = key.tile_m // key.cluster_n, key.tile_k
     b_rows, b_cols = key.tile_n // key.cluster_m, key.tile_k
-    if key.op in ("dgrad", "wgrad"):
+    if key.op == "wgrad" or (key.op == "dgrad" and key.a != "tf32"):
         b_rows, b_cols = key.tile_k // key.cluster_m, swz
     if key.op == "wgrad":
         a_rows, a_cols = key.tile_k // key.cluster_n, swz
@@ -201,7 +201,15 @@ def mn_major(key: Key) -> tuple[bool, bool]:
     MN-major.  wgrad: dy as (K, pixels) and x as (C, pixels) are both
     channel-contiguous, so both are.  Only f16/bf16 wgmma can transpose.
     """
+    if key.op == "dgrad" and key.a == "tf32":
+        return False, False   # tf32 wgmma cannot transpose: dgrad reads a K-major copy of the filter
     return key.op == "wgrad", key.op in ("dgrad", "wgrad")
+
+
+def transposes_filter(key: Key) -> bool:
+    """tf32 dgrad: KEY_transpose first copies the filter into the workspace as
+    (T, R, S, C, K), K innermost, so that B is K-major."""
+    return key.op == "dgrad" and key.a == "tf32"
 
 
 # ----------------------------------------------------------------------------
@@ -227,9 +235,9 @@ def _why_invalid(key: Key) -> str | None:
     # data types
     if k.a != k.b:
         return f"A {k.a} and B {k.b} differ: mixed-input wgmma is not generated"
-    if k.a == "tf32" and k.op != "fprop":
-        return (f"input type tf32 for {k.op}: tf32 wgmma takes K-major operands only, and {k.op}'s "
-                f"{'filter is' if k.op == 'dgrad' else 'dy and x are'} MN-major; the transposes are not generated")
+    if k.a == "tf32" and k.op == "wgrad":
+        return ("input type tf32 for wgrad: tf32 wgmma takes K-major operands only, and wgrad's dy and x "
+                "are MN-major (pixels are its K); the transposes are not generated")
     if k.a not in ("f16", "bf16", "tf32"):
         return (f"input type {k.a}: the sm90a template takes f16, bf16 or tf32 (fp8 wgmma is not generated)")
     if k.acc != "f32":
@@ -262,6 +270,9 @@ def _why_invalid(key: Key) -> str | None:
     if cfg.acc_regs > SM90_ACC_REG_BUDGET:
         return (f"register budget: {cfg.acc_regs} f32 accumulators per consumer thread "
                 f"exceed {SM90_ACC_REG_BUDGET} of the {SM90_CONSUMER_REGS} registers setmaxnreg gives")
+    if k.op == "dgrad" and k.a == "tf32" and cfg.acc_regs >= SM90_ACC_REG_BUDGET:
+        return ("register budget: a tf32 dgrad warpgroup holding 128 accumulators spills beside the "
+                "f32 scattering epilogue (ptxas); take a tile of 64 accumulators per thread")
     # Measured with ptxas: wgrad's consumers carry two epilogues (dw and the f32
     # split-K slices), and these holding 128 accumulators spill.
     if k.op == "wgrad" and cfg.acc_regs == SM90_ACC_REG_BUDGET:

@@ -183,7 +183,7 @@ typedef struct convcat_plan_info {
     int threads;
     int smem_bytes;
     size_t workspace_bytes;  /**< device scratch the caller passes to convcat_plan_run: wgrad's
-                                  split-K partial sums (0: none needed) */
+                                  split-K partial sums, tf32 dgrad's filter copy (0: none needed) */
 } convcat_plan_info;
 
 /**
@@ -221,7 +221,8 @@ typedef enum convcat_activation {
  * refuse them.  `workspace` holds at least the plan's workspace_bytes
  * (convcat_plan_info) when that is not 0; a wgrad plan that splits its
  * reduction writes f32 partial sums there and adds them in a fixed order,
- * so results are deterministic.  Pointers are 16-byte aligned device
+ * so results are deterministic; a tf32 dgrad plan keeps a K-major copy of
+ * the filter there.  Pointers are 16-byte aligned device
  * addresses.
  */
 typedef struct convcat_tensors {

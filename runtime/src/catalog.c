@@ -272,15 +272,20 @@ convcat_status cvc_entry_kernel(convcat_catalog *cat, cvc_entry *e, void **kerne
             /* Helpers beside the kernel: wgrad's split-K reduction, a scattering dgrad's phase fill. */
             CUkernel helper = NULL;
             const char *suffix = e->k.op == CONVCAT_WGRAD ? "_reduce" : cvc_dgrad_scatters(&e->k) ? "_fill" : NULL;
-            char name[CVC_KEY_BYTES + 8];
+            char name[CVC_KEY_BYTES + 16];
             snprintf(name, sizeof name, "%s%s", e->key, suffix ? suffix : "");
             st = cvc_cuda_check(drv->cuLibraryGetKernel(&kern, lib, e->key), "cuLibraryGetKernel");
             if (st == CONVCAT_OK && suffix)
                 st = cvc_cuda_check(drv->cuLibraryGetKernel(&helper, lib, name), "cuLibraryGetKernel (helper)");
+            CUkernel transpose = NULL;
+            snprintf(name, sizeof name, "%s_transpose", e->key);
+            if (st == CONVCAT_OK && cvc_transposes_filter(&e->k))
+                st = cvc_cuda_check(drv->cuLibraryGetKernel(&transpose, lib, name), "cuLibraryGetKernel (transpose)");
             if (st == CONVCAT_OK) {
                 e->library = lib;
                 e->kernel = kern;
                 e->helper = helper;
+                e->transpose = transpose;
             } else {
                 drv->cuLibraryUnload(lib);
             }

@@ -56,6 +56,7 @@ typedef struct cvc_entry {
     void *library;
     void *kernel;
     void *helper;        /* wgrad: KEY_reduce, the split-K reduction; dgrad: KEY_fill, a tap-less phase */
+    void *transpose;     /* tf32 dgrad: KEY_transpose, the filter's K-major copy */
 } cvc_entry;
 
 struct convcat_catalog {
@@ -174,6 +175,14 @@ typedef struct cvc_phase_axis {
 typedef struct cvc_dgrad_phase {
     cvc_phase_axis axis[3];   /* W, H, D */
 } cvc_dgrad_phase;
+
+/* tf32 dgrad reads B from a K-major copy of the filter, (T, R, S, C, K) with K
+ * innermost, that KEY_transpose writes into the workspace first
+ * (space.transposes_filter). */
+static inline bool cvc_transposes_filter(const cvc_key *k)
+{
+    return k->op == CONVCAT_DGRAD && k->a == CONVCAT_TF32;
+}
 
 /* Does a dgrad kernel carry the strided (row-scattering) epilogue?  Not a
  * pingpong one whose warpgroups hold 128 accumulators (space.dgrad_scatters:

@@ -288,6 +288,8 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
         const int64_t blocks = cvc_ceil_div(g.m * g.n / 4, 256);
         pl->helper_grid = (int)(blocks < 8 * sms ? blocks : 8 * sms);
     }
+    if (cvc_transposes_filter(&e->k))   /* tf32 dgrad: the filter's K-major copy */
+        pl->workspace_bytes = (size_t)p->k * (size_t)p->c * (size_t)p->t * p->r * p->s * sizeof(float);
     int64_t fit = 0;
     if ((st = clusters_that_fit(drv, pl, sms, &fit)) == CONVCAT_OK)
         st = plan_phases(pl, p, fit, sms);
@@ -406,9 +408,23 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
      * wgrad y (dy), x -> w (dw). */
     const convcat_problem *p = &pl->problem;
     const void *in_a = op == CONVCAT_FPROP ? t->x : t->y;
-    const void *in_b = op == CONVCAT_WGRAD ? t->x : t->w;
+    const bool transpose = cvc_transposes_filter(&pl->e->k);
+    const void *in_b = op == CONVCAT_WGRAD ? t->x : transpose ? t->workspace : t->w;
     void *out = op == CONVCAT_FPROP ? t->y : op == CONVCAT_DGRAD ? (void *)t->x : (void *)t->w;
     const bool partial = pl->params.splits > 1;
+    if (transpose) {   /* tf32 dgrad: the filter's K-major copy into the workspace, in stream order */
+        const convcat_problem *q = &pl->problem;
+        int k_total = q->k, c_total = q->c, taps = q->t * q->r * q->s;
+        const void *w = t->w;
+        void *wt = t->workspace;
+        CUlaunchConfig tcfg = {.gridDimX = (unsigned)cvc_ceil_div(c_total, 32),
+                               .gridDimY = (unsigned)cvc_ceil_div(k_total, 32), .gridDimZ = (unsigned)taps,
+                               .blockDimX = 32, .blockDimY = 8, .blockDimZ = 1, .hStream = (CUstream)stream};
+        void *targs[] = {&w, &wt, &k_total, &c_total, &taps};
+        if ((st = cvc_cuda_check(drv->cuLaunchKernelEx(&tcfg, (CUfunction)pl->e->transpose, targs, NULL),
+                                 "filter transpose")) != CONVCAT_OK)
+            return st;
+    }
     CUtensorMap map_a, map_b, map_y;   /* _Alignas(128) in CUDA 13's cuda.h */
     st = encode_operand(drv, &map_a, p->a_type, &pl->a, in_a, "cuTensorMapEncode (A operand)");
     if (st == CONVCAT_OK)

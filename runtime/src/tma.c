@@ -92,6 +92,14 @@ void cvc_tma_operands(const cvc_entry *e, const convcat_problem *p, cvc_operand_
         cvc_dgrad_phase_at(p, 0, &ph);
         cvc_tma_dgrad_a(e, p, &ph, &a->i);
         a->im2col = true;
+        if (cvc_transposes_filter(&e->k)) {   /* the K-major copy (K, C, S, R, T): K x C boxes per tap */
+            uint64_t ext_t[5] = {(uint64_t)p->k, (uint64_t)p->c};
+            for (int i = 0; i < sp; ++i)
+                ext_t[2 + i] = (uint64_t)filt[i];
+            tiled(sp + 2, bb, ext_t, (uint32_t)e->b_box_cols, 1, swz, &b->t);
+            b->t.box[1] = (uint32_t)e->b_box_rows;
+            break;
+        }
         tiled(sp + 2, bb, ext_w, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz, &b->t);
         break;
     }
