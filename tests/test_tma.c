@@ -143,6 +143,32 @@ static void test_dgrad_2d_descriptors(void)
     ASSERT_U64S(y.dims, 48, 2 * 10 * 12);           /* dx: C, N*H*W */
 }
 
+/* The kernels divide by multiply and shift (cvc_divider): exact for every x
+ * in 0..2^31 - 1, checked here on edges and a sweep for many divisors. */
+static uint32_t fast_div(uint32_t x, const uint32_t m[2])
+{
+    return (uint32_t)((((uint64_t)x * m[0]) >> 32) + x) >> m[1];
+}
+
+static void test_divider_is_exact(void)
+{
+    const uint32_t ds[] = {1, 2, 3, 5, 7, 14, 28, 56, 100, 196, 784, 3136, 12544, 50176, 65535, 1u << 20, 1000003,
+                           (1u << 31) - 1};
+    for (size_t i = 0; i < CVC_ARRAY_LEN(ds); ++i) {
+        uint32_t m[2];
+        cvc_divider(ds[i], m);
+        int bad = 0;
+        const uint32_t xs[] = {0, 1, ds[i] - 1, ds[i], ds[i] + 1, 2 * ds[i] - 1, (1u << 31) - 1, (1u << 31) - 2};
+        for (size_t j = 0; j < CVC_ARRAY_LEN(xs); ++j)
+            bad += xs[j] < (1u << 31) && fast_div(xs[j], m) != xs[j] / ds[i];
+        for (uint32_t x = 0; x < (1u << 31) - 40000u; x += 40000u + i)
+            bad += fast_div(x, m) != x / ds[i];
+        if (bad)
+            printf("\n    divisor %u: %d wrong quotients", ds[i], bad);
+        CU_ASSERT_EQUAL(bad, 0);
+    }
+}
+
 /* tf32 dgrad: B is the filter's K-major copy in the workspace, (K, C, S, R) for
  * 2D, read in boxes of 32 K x (tile N / cluster M) C per tap. */
 static void test_dgrad_tf32_descriptors(void)
@@ -726,6 +752,7 @@ int main(void)
         {"wgrad 3D descriptors", test_wgrad_3d_descriptors},
         {"dgrad stride phases", test_dgrad_stride_phases},
         {"dgrad tf32 descriptors", test_dgrad_tf32_descriptors},
+        {"divider is exact", test_divider_is_exact},
         {"output descriptor", test_output_descriptor},
         {"im2col rank is 3 to 5", test_im2col_rank_is_3_to_5},
         {"im2col extents up to 2^32", test_im2col_extents_up_to_2_32},

@@ -25,6 +25,17 @@ void cvc_say(char *buf, size_t size, const char *fmt, ...) __attribute__((format
 
 int cvc_dtype_bytes(convcat_dtype t);
 
+/* Multiply-and-shift division by d >= 1, exact for 0 <= x < 2^31:
+ * x / d == (umulhi(x, m[0]) + x) >> m[1] (Granlund and Montgomery). */
+static inline void cvc_divider(uint32_t d, uint32_t m[2])
+{
+    uint32_t shift = 0;
+    while (shift < 32 && (UINT64_C(1) << shift) < d)
+        ++shift;
+    m[0] = (uint32_t)(((UINT64_C(1) << 32) * ((UINT64_C(1) << shift) - d)) / d + 1);
+    m[1] = shift;
+}
+
 /* ---- keys (key.c) --------------------------------------------------------- */
 
 typedef struct cvc_key {

@@ -114,6 +114,9 @@ static void phase_params(const cvc_entry *e, const convcat_problem *p, const cvc
     k->ph_w = w->ph, k->ph_h = h->ph, k->ph_d = d->ph;
     k->out_step_w = p->stride[2], k->out_step_h = p->stride[1], k->out_step_d = p->stride[0];
     k->dx_w = p->w, k->dx_h = p->h, k->dx_d = p->d;
+    cvc_divider((uint32_t)k->out_q, k->div_q);
+    cvc_divider((uint32_t)k->out_q * (uint32_t)k->out_p, k->div_pq);
+    cvc_divider((uint32_t)k->out_q * (uint32_t)k->out_p * (uint32_t)k->out_z, k->div_zpq);
     k->cluster_tiles_m = (int32_t)cvc_ceil_div(cvc_ceil_div(k->gemm_m, e->k.tile_m), e->k.cluster_m);
     k->cluster_tiles_n = (int32_t)cvc_ceil_div(cvc_ceil_div(p->c, e->k.tile_n), e->k.cluster_n);
 }
@@ -456,7 +459,7 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
             cvc_params phase = pl->phase_params[i];
             phase.y = params.y, phase.c = params.c, phase.alpha = params.alpha, phase.beta = params.beta;
             if (phase.k_iters == 0) {   /* no tap reaches the phase: KEY_fill writes beta * C */
-                const int64_t blocks = cvc_ceil_div((int64_t)phase.gemm_m * (phase.gemm_n / 8), 256);
+                const int64_t blocks = cvc_ceil_div(phase.gemm_m, 8);   /* a warp a row */
                 CUlaunchConfig fcfg = {.gridDimX = (unsigned)(blocks < pl->helper_grid ? blocks : pl->helper_grid),
                                        .gridDimY = 1, .gridDimZ = 1, .blockDimX = 256, .blockDimY = 1,
                                        .blockDimZ = 1, .hStream = (CUstream)stream};

@@ -50,6 +50,9 @@ typedef struct cvc_params {
     int32_t ph_w, ph_h, ph_d;
     int32_t out_step_w, out_step_h, out_step_d;   /* all 1: rows are dense, the epilogue stores by TMA */
     int32_t dx_w, dx_h, dx_d;
+    /* Division by out_q, out_p*out_q and out_z*out_p*out_q by multiply and shift (the scatter's
+     * row -> pixel split): q = (umulhi(x, mul) + x) >> shift for 0 <= x < 2^31 (cvc_divider). */
+    uint32_t div_q[2], div_pq[2], div_zpq[2];
     int32_t cluster_tiles_m;              /* ceil(tiles_m / cluster_m) */
     int32_t cluster_tiles_n;              /* ceil(tiles_n / cluster_n) */
     int32_t activation;                   /* CVC_ACT_*: applied last */
