@@ -156,6 +156,8 @@ class Validity(unittest.TestCase):
         self.assertTrue(space.dgrad_scatters(variant(BF16, op="dgrad")))
         self.assertFalse(space.dgrad_scatters(variant(BF16, op="dgrad", schedule="pingpong")))
         self.assertTrue(space.dgrad_scatters(variant(BF16, op="dgrad", schedule="pingpong", tile_n=64)))
+        self.assertFalse(space.dgrad_scatters(variant(BF16, op="dgrad", tile_m=256)))   # 128 accumulators
+        self.assertFalse(space.dgrad_scatters(variant(BF16, op="dgrad", tile_n=256)))
         self.assertFalse(space.dgrad_scatters(variant(BF16)))
         self.assertIn("scatter_chunk", render.render(variant(BF16, op="dgrad")))
         self.assertNotIn("scatter_chunk", render.render(variant(BF16, op="dgrad", schedule="pingpong")))

@@ -117,6 +117,10 @@ static void test_dgrad_strides(void)
     const cvc_entry pp = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_pingpong");
     const cvc_entry pp_small = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_pingpong");
     BOTH(pp, p, stride[2], 1, 2, "no room for the strided");
+    const cvc_entry big = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_256x128x64_s4_c1x1_coop");
+    BOTH(big, p, stride[1], 1, 2, "no room for the strided");
+    const cvc_entry b100 = unit_entry("sm100a_dgrad_2d_bf16_bf16_f32_bf16_128x256x64_s4_c1x1_1sm");
+    CU_ASSERT_TRUE(cvc_dgrad_scatters(&b100.k));   /* every sm100a dgrad kernel scatters */
     ACCEPT(pp_small, p);
     p.stride[2] = 2;
     ACCEPT(pp_small, p);

@@ -184,14 +184,14 @@ def derive(key: Key) -> Config:
 
 
 def dgrad_scatters(key: Key) -> bool:
-    """Does this dgrad kernel carry the strided (row-scattering) epilogue?
+    """Does this sm90a dgrad kernel carry the strided (row-scattering) epilogue?
 
-    Not when a pingpong warpgroup holds 128 accumulators: ptxas spills with
-    the scatter copy beside them.  Those kernels run unit-stride problems only;
-    runtime/src/problem.c refuses strided ones with this reason (same rule).
+    Not when its warpgroups hold 128 accumulators: ptxas spills with the
+    scatter copy beside them.  Those kernels run unit-stride problems only;
+    runtime/src/problem.c refuses strided ones with this reason (the same
+    rule, cvc_dgrad_scatters).
     """
-    cfg = derive(key)
-    return key.op == "dgrad" and not (cfg.split == "none" and cfg.acc_regs >= SM90_ACC_REG_BUDGET)
+    return key.op == "dgrad" and derive(key).acc_regs < SM90_ACC_REG_BUDGET
 
 
 def mn_major(key: Key) -> tuple[bool, bool]:

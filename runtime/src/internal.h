@@ -195,13 +195,19 @@ static inline bool cvc_transposes_filter(const cvc_key *k)
     return k->op == CONVCAT_DGRAD && k->a == CONVCAT_TF32;
 }
 
-/* Does a dgrad kernel carry the strided (row-scattering) epilogue?  Not a
- * pingpong one whose warpgroups hold 128 accumulators (space.dgrad_scatters:
+/* Does a dgrad kernel carry the strided (row-scattering) epilogue?  Not an
+ * sm90a one whose warpgroups hold 128 accumulators (space.dgrad_scatters:
  * ptxas spills there). */
 static inline bool cvc_dgrad_scatters(const cvc_key *k)
 {
-    return k->op == CONVCAT_DGRAD &&
-           !(k->schedule == CONVCAT_PINGPONG && (k->tile_m / 64) * (k->tile_n / 2) >= 128);
+    if (k->op != CONVCAT_DGRAD)
+        return false;
+    if (k->arch != CONVCAT_ARCH_SM90A)
+        return true;
+    /* Accumulators per consumer thread, as space.derive splits the tile between the warpgroups. */
+    const int wg_m = k->schedule == CONVCAT_PINGPONG ? k->tile_m : k->tile_m >= 128 ? k->tile_m / 2 : k->tile_m;
+    const int wg_n = k->schedule != CONVCAT_PINGPONG && k->tile_m < 128 ? k->tile_n / 2 : k->tile_n;
+    return (wg_m / 64) * (wg_n / 2) < 128;
 }
 
 /* The stride phases of a dgrad problem that have dx pixels (at most 8*8*8;

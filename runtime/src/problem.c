@@ -236,8 +236,8 @@ convcat_status cvc_check_entry(const cvc_entry *e, const convcat_problem *p, cha
             REFUSE("stride %d along %s: TMA traversal strides are 1..8", p->stride[a], axis_name[a]);
     if (k->op == CONVCAT_DGRAD && (p->stride[0] > 1 || p->stride[1] > 1 || p->stride[2] > 1) &&
         !cvc_dgrad_scatters(k))
-        REFUSE("strides (%d, %d, %d): this pingpong dgrad kernel's warpgroups hold 128 accumulators and have no "
-               "room for the strided (row-scattering) epilogue; coop dgrad kernels run strided problems",
+        REFUSE("strides (%d, %d, %d): this dgrad kernel's warpgroups hold 128 accumulators and have no room for "
+               "the strided (row-scattering) epilogue; kernels of smaller tiles run strided problems",
                p->stride[0], p->stride[1], p->stride[2]);
     if (k->op != CONVCAT_FPROP && k->op != CONVCAT_DGRAD && k->op != CONVCAT_WGRAD)
         REFUSE("no %s kernels in this runtime", convcat_op_name(k->op) ? convcat_op_name(k->op) : "such");
