@@ -109,6 +109,42 @@ class Rules(unittest.TestCase):
         self.assertTrue(space.dgrad_scatters(variant(ONE, op="dgrad")))   # runtime: cvc_dgrad_scatters
         self.assertTrue(space.dgrad_scatters(variant(PAIR, op="dgrad")))
 
+    def test_mn_major_stage_layout(self):
+        """Where the TMA boxes put an MN-major operand's element (mn, k) in a stage
+        (pre-swizzle: both TMA and UMMA apply the 128-byte swizzle to the same
+        1024-byte-aligned addresses) equals where the MMA's canonical MN-major
+        SW128 layout ((8,8,m),(8,k)) : ((1,8,LBO),(64,SBO)) reads it, with the
+        template's LBO = COL_BYTES = tile K x 128 B, SBO = 1024 B and +2048 B per
+        K step; in every CTA of a multicast cluster (K-row slices) and of a pair."""
+        for op in ("dgrad", "wgrad"):
+            for base, cm, cn in ((ONE, 1, 1), (ONE, 2, 1), (ONE, 2, 2), (PAIR, 2, 1), (PAIR, 2, 2)):
+                k = variant(base, op=op, tile_n=256, stages=4, cluster_m=cm, cluster_n=cn)
+                ctx, c = sm100.context(k), space.derive(k)
+                col_bytes, sbo, eb = k.tile_k * 128, 1024, 2
+                for name, cols, rows, slice_rows, parts in (
+                        ("b", ctx["b_cols"], c.b_box_rows, c.b_box_rows, k.tile_k // c.b_box_rows),
+                        ("a", ctx["a_cols"], c.a_box_rows, c.a_box_rows, k.tile_k // c.a_box_rows)):
+                    if not cols:
+                        continue
+                    stage = c.b_stage_bytes if name == "b" else c.a_stage_bytes
+                    self.assertEqual(cols * col_bytes, stage, k.name())
+                    placed = {}
+                    for part in range(parts):              # the CTAs that write K-row slices
+                        for j in range(cols):               # column boxes
+                            for r in range(rows):
+                                for e in range(64):
+                                    at = part * slice_rows * 128 + j * col_bytes + r * 128 + e * eb
+                                    placed[(64 * j + e, part * slice_rows + r)] = at
+                    self.assertEqual(len(placed), stage // eb)
+                    for step in range(ctx["k_steps"]):     # one MMA reads 16 K rows
+                        start = 2048 * step
+                        for (mn, kk), at in placed.items():
+                            if step * 16 <= kk < step * 16 + 16:
+                                r = kk - step * 16
+                                want = start + (mn % 8) * eb + (mn // 8 % 8) * 16 + (mn // 64) * col_bytes + \
+                                    (r % 8) * 128 + (r // 8) * sbo
+                                self.assertEqual(at, want, (k.name(), name, mn, kk))
+
     def test_tmem_columns(self):
         for n, cols in ((64, 128), (128, 256), (192, 512), (256, 512)):
             u = sm100.umma(variant(ONE, tile_n=n))
