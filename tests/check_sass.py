@@ -5,7 +5,9 @@ For each KEY.fatbin: `cuobjdump --dump-sass` must show the tensor-core
 instructions of the key's arch (sm90a: HGMMA; sm100a: UTC*MMA, which nvdisasm
 13.0 prints as UTCHMMA for kind::f16/tf32 and UTCQMMA for kind::f8f6f4, with
 .2CTA for cta_group::2) and no local
-memory traffic (LDL/STL); the kernel's symbol must be the key.  ptxas spills
+memory traffic (LDL/STL); the kernel's symbol must be the key, and the
+helper kernels the runtime looks up beside it must be there (KEY_reduce for
+wgrad, KEY_fill for a dgrad kernel with the strided epilogue).  ptxas spills
 and C75xx diagnostics already fail the build (catalog/compile.py).
 
 Exits 77 (skip) when cuobjdump or nvdisasm cannot be found: the CUDA toolkit
@@ -21,6 +23,9 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "generator"))
+from convcat_gen import space  # noqa: E402
 
 MMA = {"sm90a": re.compile(r"\bHGMMA\."), "sm100a": re.compile(r"\bUTC\w*MMA")}
 # The rest of the sm_100a pipeline: TMEM loads (tcgen05.ld), MMA commits to
@@ -73,8 +78,12 @@ def main():
             problems += [f"no {r.pattern} instruction" for r in ALSO[arch] if not r.search(sass)]
             if re.search(r"\b(LDL|STL)\b", sass):
                 problems.append("local memory traffic (LDL/STL)")
-            if f"Function : {key}" not in sass:
+            if not re.search(rf"Function : {key}$", sass, re.M):
                 problems.append("kernel symbol is not the key")
+            k = space.parse(key)
+            helper = "_reduce" if k.op == "wgrad" else "_fill" if space.dgrad_scatters(k) else None
+            if helper and not re.search(rf"Function : {key}{helper}$", sass, re.M):
+                problems.append(f"no helper kernel {key}{helper}")
         count = len(MMA[arch].findall(sass))
         return (f"{'FAIL' if problems else 'ok  '} {key}: {count} {arch} MMA instructions"
                 + (": " + "; ".join(problems) if problems else "")), bool(problems)

@@ -2,11 +2,14 @@
  *
  * The sm100a kernels have never run (no Blackwell GPU here), so what can be
  * checked is that the runtime treats them exactly as it treats sm90a ones:
- * for a sm90a and a sm100a entry with the same tile and cluster, every
- * problem of a table of good and bad ones gets the same answer and the same
- * reason, and the same activation and filter descriptors; the output
- * descriptor differs only by the sm100a store box (32 rows, one TMEM lane
- * quarter).  tf32 and fp8 entries (sm100a only) get their own channel rules.
+ * for a sm90a and a sm100a entry of the same op, tile and cluster, every
+ * problem of a table of good and bad ones (strided ones included) gets the
+ * same answer and the same reason, the same operand descriptors (every dgrad
+ * stride phase's too) and the same output descriptor but for the sm100a
+ * store box (32 rows, one TMEM lane quarter).  The one other difference is
+ * stated where it arises: a 2sm MN-major B (dgrad filter, wgrad x) loads
+ * every K row of its CTA's half of N, a 2x1 sm90a cluster half of them.
+ * tf32 and fp8 entries (sm100a fprop only) get their own channel rules.
  * Finally every sm100a entry of the built catalog passes its base problem
  * with valid descriptors, and arch filters keep the families apart.
  */
@@ -14,6 +17,9 @@
 #include "unit.h"
 
 
+/* As sm100.derive: unit_entry's boxes (those of sm90a, but a 2sm MN-major B of
+ * tile K rows: each CTA of the pair loads its half of N whole), 192 threads,
+ * 32-row stores. */
 static cvc_entry sm100_entry(const char *key)
 {
     cvc_entry e = unit_entry(key);
@@ -22,10 +28,11 @@ static cvc_entry sm100_entry(const char *key)
     return e;
 }
 
-static convcat_problem base(int dims, convcat_dtype ab, convcat_dtype out)
+static convcat_problem base(convcat_op op, int dims, convcat_dtype ab, convcat_dtype out)
 {
     convcat_problem p;
     convcat_problem_init(&p);
+    p.op = op;
     p.dims = dims;
     p.a_type = p.b_type = ab;
     p.out_type = out;
@@ -39,7 +46,7 @@ static convcat_problem base(int dims, convcat_dtype ab, convcat_dtype out)
 }
 
 /* Mutations of a base problem: the first passes, the others break one rule each. */
-enum { MUTATIONS = 13 };
+enum { MUTATIONS = 15 };
 static convcat_problem mutate(convcat_problem p, int m)
 {
     const int ax = 3 - p.dims;   /* the outermost spatial axis present (D, H or W) */
@@ -56,16 +63,80 @@ static convcat_problem mutate(convcat_problem p, int m)
     case 10: p.op = CONVCAT_DGRAD; break;
     case 11: p.k = 1 << 20, p.n = 1 << 12, p.w = 1 << 12; break;   /* large, still fine or refused alike */
     case 12: p.out_type = CONVCAT_F32 + (p.out_type == CONVCAT_F32); break;
+    case 13:                                                /* strided: dgrad stride phases */
+        for (int a = ax; a < 3; ++a)
+            p.stride[a] = 2;
+        break;
+    case 14: p.stride[2] = 3, p.s = 1, p.pad_lo[2] = p.pad_hi[2] = 0; break;   /* tap-less phases (KEY_fill) */
     default: break;
     }
     return p;
 }
 
+/* The operand descriptors of both entries agree, but for the documented 2sm MN-major B box. */
+static void same_operands(const cvc_entry *e90, const cvc_entry *e100, const convcat_problem *p)
+{
+    cvc_operand_desc a90, a100, b90, b100;
+    memset(&a90, 0, sizeof a90), memset(&a100, 0, sizeof a100);
+    memset(&b90, 0, sizeof b90), memset(&b100, 0, sizeof b100);
+    cvc_tma_operands(e90, p, &a90, &b90);
+    cvc_tma_operands(e100, p, &a100, &b100);
+    CU_ASSERT_EQUAL(memcmp(&a90, &a100, sizeof a90), 0);
+    if (e100->k.schedule == CONVCAT_2SM && e100->k.op != CONVCAT_FPROP) {
+        /* sm90a 2x1: tile K / 2 K rows per CTA; the 2sm pair: all tile K rows of half of N. */
+        if (b100.im2col) {
+            CU_ASSERT_EQUAL(b100.i.pixels_per_column, (uint32_t)e100->k.tile_k);
+            CU_ASSERT_EQUAL(b90.i.pixels_per_column, (uint32_t)e90->k.tile_k / 2);
+            b100.i.pixels_per_column = b90.i.pixels_per_column;
+        } else {
+            CU_ASSERT_EQUAL(b100.t.box[b100.t.rank - 1], (uint32_t)e100->k.tile_k);
+            CU_ASSERT_EQUAL(b90.t.box[b90.t.rank - 1], (uint32_t)e90->k.tile_k / 2);
+            b100.t.box[b100.t.rank - 1] = b90.t.box[b90.t.rank - 1];
+        }
+    }
+    CU_ASSERT_EQUAL(memcmp(&b90, &b100, sizeof b90), 0);
+    char why[160];
+    CU_ASSERT_TRUE(a100.im2col ? cvc_im2col_desc_valid(&a100.i, why, sizeof why)
+                               : cvc_tiled_desc_valid(&a100.t, why, sizeof why));
+    CU_ASSERT_TRUE(b100.im2col ? cvc_im2col_desc_valid(&b100.i, why, sizeof why)
+                               : cvc_tiled_desc_valid(&b100.t, why, sizeof why));
+    if (p->op == CONVCAT_DGRAD)   /* every stride phase's dy map */
+        for (int i = 0; i < cvc_dgrad_phase_count(p); ++i) {
+            cvc_dgrad_phase ph;
+            cvc_dgrad_phase_at(p, i, &ph);
+            cvc_im2col_desc d90, d100;
+            memset(&d90, 0, sizeof d90), memset(&d100, 0, sizeof d100);
+            cvc_tma_dgrad_a(e90, p, &ph, &d90);
+            cvc_tma_dgrad_a(e100, p, &ph, &d100);
+            CU_ASSERT_EQUAL(memcmp(&d90, &d100, sizeof d90), 0);
+        }
+}
+
+/* The output descriptors agree but for the store box's rows: 32 (sm100a) and 64 (sm90a). */
+static void same_output(const cvc_entry *e90, const cvc_entry *e100, const convcat_problem *p, int splits)
+{
+    cvc_tiled_desc y90, y100;
+    memset(&y90, 0, sizeof y90), memset(&y100, 0, sizeof y100);
+    cvc_tma_output(e90, p, splits, &y90);
+    cvc_tma_output(e100, p, splits, &y100);
+    const int rows = p->op == CONVCAT_WGRAD ? 2 : 1;   /* wgrad: (C, taps, K[, splits]) */
+    CU_ASSERT_EQUAL(y100.box[rows], 32);
+    CU_ASSERT_EQUAL(y90.box[rows], 64);
+    y100.box[rows] = y90.box[rows];
+    CU_ASSERT_EQUAL(memcmp(&y90, &y100, sizeof y90), 0);
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y100, NULL, 0));
+}
+
+/* The sm90a key need not be one a catalog would hold (is_valid may refuse it for
+ * its registers): only the numbers of its key and tile enter the runtime's rules. */
 static void same_answers(const char *k90, const char *k100)
 {
     const cvc_entry e90 = unit_entry(k90), e100 = sm100_entry(k100);
+    CU_ASSERT_EQUAL_FATAL(e90.k.op, e100.k.op);
+    /* the runtime's strided-dgrad rule is a function of the key: both carry the scatter epilogue */
+    CU_ASSERT_EQUAL(cvc_dgrad_scatters(&e90.k), cvc_dgrad_scatters(&e100.k));
     for (int m = 0; m < MUTATIONS; ++m) {
-        const convcat_problem p = mutate(base(e90.k.dims, e90.k.a, e90.k.out), m);
+        const convcat_problem p = mutate(base(e90.k.op, e90.k.dims, e90.k.a, e90.k.out), m);
         char w90[192] = "", w100[192] = "";
         const convcat_status s90 = cvc_check_entry(&e90, &p, w90, sizeof w90);
         const convcat_status s100 = cvc_check_entry(&e100, &p, w100, sizeof w100);
@@ -73,27 +144,14 @@ static void same_answers(const char *k90, const char *k100)
             printf("\n    mutation %d: %s says %d '%s', %s says %d '%s'", m, k90, s90, w90, k100, s100, w100);
         CU_ASSERT_EQUAL(s90, s100);
         CU_ASSERT_STRING_EQUAL(w90, w100);
-        if (m == 0)
+        if (m == 0 || m >= 13)
             UNIT_ASSERT_STATUS(s100, CONVCAT_OK);
-        if (s100 != CONVCAT_OK || p.op != CONVCAT_FPROP)
+        if (s100 != CONVCAT_OK || p.op != e100.k.op)
             continue;
-        cvc_im2col_desc a90, a100;
-        cvc_tiled_desc b90, b100, y90, y100;
-        memset(&a90, 0, sizeof a90), memset(&a100, 0, sizeof a100);
-        memset(&b90, 0, sizeof b90), memset(&b100, 0, sizeof b100);
-        unit_fprop_descs(&e90, &p, &a90, &b90);
-        unit_fprop_descs(&e100, &p, &a100, &b100);
-        CU_ASSERT_EQUAL(memcmp(&a90, &a100, sizeof a90), 0);
-        CU_ASSERT_EQUAL(memcmp(&b90, &b100, sizeof b90), 0);
-        cvc_tma_output(&e90, &p, 1, &y90);
-        cvc_tma_output(&e100, &p, 1, &y100);
-        CU_ASSERT_EQUAL(y100.box[1], 32);
-        CU_ASSERT_EQUAL(y90.box[1], 64);
-        y100.box[1] = y90.box[1];
-        CU_ASSERT_EQUAL(memcmp(&y90, &y100, sizeof y90), 0);
-        CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a100, NULL, 0));
-        CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b100, NULL, 0));
-        CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y100, NULL, 0));
+        same_operands(&e90, &e100, &p);
+        same_output(&e90, &e100, &p, 1);
+        if (p.op == CONVCAT_WGRAD)   /* the split-K f32 slices */
+            same_output(&e90, &e100, &p, 3);
     }
 }
 
@@ -118,6 +176,34 @@ static void test_2sm_answers_as_sm90a(void)
                  "sm100a_fprop_1d_f16_f16_f32_f16_128x256x64_s6_c2x1_2sm");
 }
 
+static void test_dgrad_answers_as_sm90a(void)
+{
+    same_answers("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop",
+                 "sm100a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm");
+    same_answers("sm90a_dgrad_1d_f16_f16_f32_f32_128x128x64_s4_c2x1_coop",
+                 "sm100a_dgrad_1d_f16_f16_f32_f32_128x128x64_s4_c2x1_1sm");
+    same_answers("sm90a_dgrad_3d_bf16_bf16_f32_bf16_128x128x64_s4_c2x2_coop",
+                 "sm100a_dgrad_3d_bf16_bf16_f32_bf16_128x128x64_s5_c2x2_1sm");
+    same_answers("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x256x64_s4_c2x1_coop",
+                 "sm100a_dgrad_2d_bf16_bf16_f32_bf16_128x256x64_s6_c2x1_2sm");
+    same_answers("sm90a_dgrad_3d_f16_f16_f32_f32_128x128x64_s4_c2x2_coop",
+                 "sm100a_dgrad_3d_f16_f16_f32_f32_128x128x64_s5_c2x2_2sm");
+}
+
+static void test_wgrad_answers_as_sm90a(void)
+{
+    same_answers("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop",
+                 "sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm");
+    same_answers("sm90a_wgrad_1d_f16_f16_f32_f32_128x64x64_s4_c1x2_coop",
+                 "sm100a_wgrad_1d_f16_f16_f32_f32_128x64x64_s4_c1x2_1sm");
+    same_answers("sm90a_wgrad_3d_bf16_bf16_f32_bf16_128x128x64_s4_c2x2_coop",
+                 "sm100a_wgrad_3d_bf16_bf16_f32_bf16_128x128x64_s5_c2x2_1sm");
+    same_answers("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x256x64_s4_c2x1_coop",
+                 "sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x256x64_s6_c2x1_2sm");
+    same_answers("sm90a_wgrad_3d_f16_f16_f32_f32_128x128x64_s4_c2x2_coop",
+                 "sm100a_wgrad_3d_f16_f16_f32_f32_128x128x64_s5_c2x2_2sm");
+}
+
 /* tf32 (4-byte) and fp8 (1-byte) operands: 128-byte rows of 32 / 128 channels. */
 static void test_tf32_and_fp8_channel_rules(void)
 {
@@ -127,7 +213,7 @@ static void test_tf32_and_fp8_channel_rules(void)
     };
     for (size_t i = 0; i < CVC_ARRAY_LEN(cases); ++i) {
         const cvc_entry e = sm100_entry(cases[i].key);
-        convcat_problem p = base(2, cases[i].t, cases[i].out);
+        convcat_problem p = base(CONVCAT_FPROP, 2, cases[i].t, cases[i].out);
         char why[192] = "";
         UNIT_ASSERT_STATUS(cvc_check_entry(&e, &p, why, sizeof why), CONVCAT_OK);
         cvc_im2col_desc a;
@@ -169,20 +255,24 @@ static void test_catalog_entries(void)
         CU_ASSERT_TRUE(e->smem_bytes > 0 && e->smem_bytes <= 232448);
         CU_ASSERT_TRUE(e->k.schedule == CONVCAT_1SM || e->k.schedule == CONVCAT_2SM);
         CU_ASSERT_TRUE(e->k.schedule != CONVCAT_2SM || e->k.cluster_m == 2);
-        CU_ASSERT_EQUAL(e->a_box_rows, e->k.tile_m / e->k.cluster_n);
-        CU_ASSERT_EQUAL(e->b_box_rows, e->k.tile_n / e->k.cluster_m);
+        const cvc_entry want = sm100_entry(e->key);   /* sm100.derive's boxes */
+        CU_ASSERT_EQUAL(e->a_box_rows, want.a_box_rows);
+        CU_ASSERT_EQUAL(e->a_box_cols, want.a_box_cols);
+        CU_ASSERT_EQUAL(e->b_box_rows, want.b_box_rows);
+        CU_ASSERT_EQUAL(e->b_box_cols, want.b_box_cols);
         CU_ASSERT_EQUAL(e->y_box_rows, 32);
         CU_ASSERT_EQUAL(e->y_box_cols * cvc_dtype_bytes(e->k.out), 128);
-        convcat_problem p = base(e->k.dims, e->k.a, e->k.out);
+        CU_ASSERT_TRUE(cvc_dgrad_scatters(&e->k) == (e->k.op == CONVCAT_DGRAD));   /* every dgrad has KEY_fill */
+        convcat_problem p = base(e->k.op, e->k.dims, e->k.a, e->k.out);
         p.b_type = e->k.b;
         char why[192] = "";
         UNIT_ASSERT_STATUS(cvc_check_entry(e, &p, why, sizeof why), CONVCAT_OK);
-        cvc_im2col_desc a;
-        cvc_tiled_desc b, y;
-        unit_fprop_descs(e, &p, &a, &b);
+        cvc_operand_desc a, b;
+        cvc_tiled_desc y;
+        cvc_tma_operands(e, &p, &a, &b);
         cvc_tma_output(e, &p, 1, &y);
-        CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a, why, sizeof why));
-        CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b, why, sizeof why));
+        CU_ASSERT_TRUE(a.im2col ? cvc_im2col_desc_valid(&a.i, why, sizeof why) : cvc_tiled_desc_valid(&a.t, why, sizeof why));
+        CU_ASSERT_TRUE(b.im2col ? cvc_im2col_desc_valid(&b.i, why, sizeof why) : cvc_tiled_desc_valid(&b.t, why, sizeof why));
         CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, why, sizeof why));
         /* Listing and querying need no GPU; a plan needs an sm_100 device, which this machine lacks. */
         convcat_entry_info info;
@@ -199,6 +289,8 @@ int main(void)
     CU_TestInfo tests[] = {
         {"1sm entries answer as sm90a ones", test_1sm_answers_as_sm90a},
         {"2sm entries answer as sm90a ones", test_2sm_answers_as_sm90a},
+        {"dgrad entries answer as sm90a ones", test_dgrad_answers_as_sm90a},
+        {"wgrad entries answer as sm90a ones", test_wgrad_answers_as_sm90a},
         {"tf32 and fp8 channel rules", test_tf32_and_fp8_channel_rules},
         {"sm100a entries of the catalog", test_catalog_entries},
         CU_TEST_INFO_NULL,

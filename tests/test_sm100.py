@@ -46,8 +46,19 @@ class Rules(unittest.TestCase):
         self.assertInvalid(variant(ONE, out="e4m3"), "output e4m3")
 
     def test_ops_and_schedules(self):
-        self.assertInvalid(variant(ONE, op="dgrad"), "no sm100a dgrad template yet")
-        self.assertInvalid(variant(ONE, op="wgrad"), "no sm100a wgrad template yet")
+        for op in ("dgrad", "wgrad"):
+            self.assertValid(variant(ONE, op=op))
+            self.assertValid(variant(PAIR, op=op))
+            self.assertValid(variant(ONE, op=op, a="f16", b="f16", out="f32"))
+            # MN-major operands: kind::f16 only, and the sm90a family's output rule
+            self.assertInvalid(variant(ONE, op=op, a="tf32", b="tf32", out="f32", tile_k=32), "kind::f16")
+            self.assertInvalid(variant(ONE, op=op, a="e4m3", b="e4m3", tile_k=128), "kind::f16")
+            self.assertInvalid(variant(ONE, op=op, a="f16", b="f16", out="bf16"), "writes f16 or f32")
+            # B is read in 64-column boxes: tile N 64 fits one CTA, not half of a pair's
+            self.assertValid(variant(ONE, op=op, tile_n=64))
+            self.assertInvalid(variant(ONE, op=op, tile_n=96), "64-column swizzle atoms")
+            self.assertInvalid(variant(PAIR, op=op, tile_n=64), "per CTA of the pair")
+            self.assertValid(variant(PAIR, op=op, tile_n=128))
         self.assertInvalid(variant(ONE, schedule="coop"), "sm100a kernels are 1sm or 2sm")
         self.assertInvalid(variant(ONE, arch="sm90a"), "schedule 1sm: coop or pingpong")
 
@@ -75,6 +86,65 @@ class Rules(unittest.TestCase):
         self.assertEqual(space.derive(variant(PAIR, cluster_n=2, stages=4)).empty_arrivals, 2)
         self.assertEqual(u.tmem_empty_arrivals, 8)
 
+    def test_grad_boxes(self):
+        """dgrad/wgrad boxes: 1sm as space.derive for sm90a (same tile and cluster);
+        2sm as a 2x1 sm90a cluster except an MN-major B, whose CTA loads all K rows
+        of its half of N."""
+        for op in ("dgrad", "wgrad"):
+            for base, cluster in ((ONE, (1, 1)), (ONE, (2, 1)), (ONE, (1, 2)), (ONE, (2, 2)),
+                                  (PAIR, (2, 1)), (PAIR, (2, 2))):
+                k = variant(base, op=op, tile_n=128, stages=4, cluster_m=cluster[0], cluster_n=cluster[1])
+                self.assertValid(k)
+                ref = space.derive(dataclasses.replace(k, arch="sm90a", schedule="coop"))
+                c = space.derive(k)
+                self.assertEqual((c.a_box_rows, c.a_box_cols), (ref.a_box_rows, ref.a_box_cols), k.name())
+                b_rows = k.tile_k if k.schedule == "2sm" else ref.b_box_rows
+                self.assertEqual((c.b_box_rows, c.b_box_cols), (b_rows, ref.b_box_cols), k.name())
+                self.assertEqual(c.b_box_cols, 64)
+                # the stage holds the same bytes as fprop's: the operands are only transposed
+                f = space.derive(dataclasses.replace(k, op="fprop"))
+                self.assertEqual((c.a_stage_bytes, c.b_stage_bytes, c.smem_bytes),
+                                 (f.a_stage_bytes, f.b_stage_bytes, f.smem_bytes))
+                self.assertEqual(sm100.umma(k).tx_bytes, sm100.umma(dataclasses.replace(k, op="fprop")).tx_bytes)
+        self.assertTrue(space.dgrad_scatters(variant(ONE, op="dgrad")))   # runtime: cvc_dgrad_scatters
+        self.assertTrue(space.dgrad_scatters(variant(PAIR, op="dgrad")))
+
+    def test_mn_major_stage_layout(self):
+        """Where the TMA boxes put an MN-major operand's element (mn, k) in a stage
+        (pre-swizzle: both TMA and UMMA apply the 128-byte swizzle to the same
+        1024-byte-aligned addresses) equals where the MMA's canonical MN-major
+        SW128 layout ((8,8,m),(8,k)) : ((1,8,LBO),(64,SBO)) reads it, with the
+        template's LBO = COL_BYTES = tile K x 128 B, SBO = 1024 B and +2048 B per
+        K step; in every CTA of a multicast cluster (K-row slices) and of a pair."""
+        for op in ("dgrad", "wgrad"):
+            for base, cm, cn in ((ONE, 1, 1), (ONE, 2, 1), (ONE, 2, 2), (PAIR, 2, 1), (PAIR, 2, 2)):
+                k = variant(base, op=op, tile_n=256, stages=4, cluster_m=cm, cluster_n=cn)
+                ctx, c = sm100.context(k), space.derive(k)
+                col_bytes, sbo, eb = k.tile_k * 128, 1024, 2
+                for name, cols, rows, slice_rows, parts in (
+                        ("b", ctx["b_cols"], c.b_box_rows, c.b_box_rows, k.tile_k // c.b_box_rows),
+                        ("a", ctx["a_cols"], c.a_box_rows, c.a_box_rows, k.tile_k // c.a_box_rows)):
+                    if not cols:
+                        continue
+                    stage = c.b_stage_bytes if name == "b" else c.a_stage_bytes
+                    self.assertEqual(cols * col_bytes, stage, k.name())
+                    placed = {}
+                    for part in range(parts):              # the CTAs that write K-row slices
+                        for j in range(cols):               # column boxes
+                            for r in range(rows):
+                                for e in range(64):
+                                    at = part * slice_rows * 128 + j * col_bytes + r * 128 + e * eb
+                                    placed[(64 * j + e, part * slice_rows + r)] = at
+                    self.assertEqual(len(placed), stage // eb)
+                    for step in range(ctx["k_steps"]):     # one MMA reads 16 K rows
+                        start = 2048 * step
+                        for (mn, kk), at in placed.items():
+                            if step * 16 <= kk < step * 16 + 16:
+                                r = kk - step * 16
+                                want = start + (mn % 8) * eb + (mn // 8 % 8) * 16 + (mn // 64) * col_bytes + \
+                                    (r % 8) * 128 + (r // 8) * sbo
+                                self.assertEqual(at, want, (k.name(), name, mn, kk))
+
     def test_tmem_columns(self):
         for n, cols in ((64, 128), (128, 256), (192, 512), (256, 512)):
             u = sm100.umma(variant(ONE, tile_n=n))
@@ -95,17 +165,29 @@ class Rules(unittest.TestCase):
         self.assertEqual(sm100.umma(variant(PAIR)).idesc, 0x10400490)
         self.assertEqual(sm100.umma(variant(ONE, a="tf32", b="tf32", tile_k=32, tile_n=128)).idesc, 0x08200910)
         self.assertEqual(sm100.umma(variant(ONE, a="e4m3", b="e4m3", tile_k=128)).idesc, 0x08400010)
+        # transpose bits 15 (A) / 16 (B): dgrad B, wgrad A and B are MN-major
+        self.assertEqual(sm100.umma(variant(ONE, op="dgrad")).idesc, 0x08400490 | 1 << 16)
+        self.assertEqual(sm100.umma(variant(ONE, op="wgrad")).idesc, 0x08400490 | 1 << 15 | 1 << 16)
+        self.assertEqual(sm100.umma(variant(PAIR, op="wgrad", a="f16", b="f16", out="f32")).idesc, 0x10418010)
 
     def test_index_fields_match_the_runtime_formulas(self):
         """The runtime computes TMA boxes from these fields as it does for sm90a entries."""
         valid, _ = spec.load(ROOT / "catalog" / "specs" / "default.spec")
         ours = [k for k in valid if k.arch == "sm100a"]
         self.assertGreaterEqual(len(ours), 20)
+        self.assertEqual({k.op for k in ours}, {"fprop", "dgrad", "wgrad"})
         for k in ours:
             c = space.derive(k)
             self.assertEqual(c.threads, 192)
-            self.assertEqual((c.a_box_rows, c.a_box_cols), (k.tile_m // k.cluster_n, k.tile_k))
-            self.assertEqual((c.b_box_rows, c.b_box_cols), (k.tile_n // k.cluster_m, k.tile_k))
+            ta, tb = space.mn_major(k)
+            # tests/test_sm100.c (sm100_entry) mirrors these formulas
+            self.assertEqual((c.a_box_rows, c.a_box_cols),
+                             (k.tile_k // k.cluster_n, 64) if ta else (k.tile_m // k.cluster_n, k.tile_k))
+            if not tb:
+                self.assertEqual((c.b_box_rows, c.b_box_cols), (k.tile_n // k.cluster_m, k.tile_k))
+            else:
+                self.assertEqual((c.b_box_rows, c.b_box_cols),
+                                 (k.tile_k if k.schedule == "2sm" else k.tile_k // k.cluster_m, 64))
             self.assertEqual(c.y_box_rows, 32)
             self.assertEqual(c.y_box_cols * space.ELEM_BYTES[k.out], 128)
             self.assertLessEqual(c.smem_bytes, space.SMEM_OPTIN_BYTES["sm100a"])
@@ -127,6 +209,32 @@ class Rules(unittest.TestCase):
         # chunk row is the lane, not the tile row (which reaches 127).
         self.assertIn("cvc_st_shared_v4(dst + lane * ROW_BYTES", one)
         self.assertNotIn("dst + row * ROW_BYTES", one)
+
+    def test_render_grad_kernels(self):
+        d = variant(ONE, op="dgrad")
+        src = render.render(d)
+        self.assertIn("NOT EXECUTED ON ANY GPU", src)
+        self.assertIn(f"{d.name()}_fill(", src)               # tap-less stride phases
+        self.assertIn("scatter_chunk(p, dst", src)            # strided epilogue
+        self.assertIn("cvc_umma_desc_kmajor_sw128(a_base", src)
+        self.assertIn("cvc_umma_desc_mnmajor_sw128(b_base + 2048 * k, COL_BYTES)", src)
+        self.assertIn("p->tap0_w - s * p->tap_step_w", src)
+        self.assertNotIn("_reduce(", src)
+        w = variant(ONE, op="wgrad", dims=3)
+        src = render.render(w)
+        self.assertIn(f"{w.name()}_reduce(", src)
+        self.assertIn("cvc_tma_store_4d(tmap_y, dst", src)    # split-K f32 slices
+        self.assertIn("cvc_tma_store_3d(tmap_y, dst", src)    # dw as (C, taps, K)
+        self.assertIn("cvc_umma_desc_mnmajor_sw128(a_base + 2048 * k, COL_BYTES)", src)
+        self.assertIn("cvc_tma_im2col_5d(dst_b + j * COL_BYTES", src)
+        self.assertNotIn("_fill(", src)
+        self.assertNotIn("scatter_chunk", src)
+        pair = render.render(variant(PAIR, op="wgrad"))
+        self.assertIn("cvc_tma2_tile_2d(dst_a + j * COL_BYTES", pair)
+        self.assertIn("(int)cx * (BN / 2)", pair)             # each CTA's half of N
+        self.assertIn("tcgen05.mma.cta_group::2.kind::f16", pair)
+        self.assertEqual(render.template_name(d), "sm100a_conv.cu.j2")
+        self.assertEqual(render.template_name(variant(ONE)), "sm100a_conv.cu.j2")
 
 
 if __name__ == "__main__":

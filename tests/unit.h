@@ -151,6 +151,8 @@ static inline cvc_entry unit_entry(const char *key)
     const bool mn_b = e.k.op == CONVCAT_WGRAD || (e.k.op == CONVCAT_DGRAD && e.k.a != CONVCAT_TF32);
     e.b_box_rows = mn_b ? e.k.tile_k / e.k.cluster_m : e.k.tile_n / e.k.cluster_m;
     e.b_box_cols = mn_b ? swz : e.k.tile_k;
+    if (mn_b && e.k.schedule == CONVCAT_2SM)   /* sm100.boxes: all K rows of a pair's half of N */
+        e.b_box_rows = e.k.tile_k;
     e.y_box_rows = 64;
     e.y_box_cols = 128 / (e.k.out == CONVCAT_F32 ? 4 : 2);
     e.swizzle_bytes = 128;

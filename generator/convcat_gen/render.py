@@ -29,8 +29,8 @@ def env() -> jinja2.Environment:
 
 
 def template_name(key: space.Key) -> str:
-    """sm90a: one template for the three ops (they share the pipeline and epilogue)."""
-    return "sm90a_conv.cu.j2" if key.arch == "sm90a" else f"{key.arch}_{key.op}.cu.j2"
+    """One template per arch for the three ops (they share the pipeline and epilogue)."""
+    return f"{key.arch}_conv.cu.j2"
 
 
 def wgmma_instruction(n: int, ab: str, trans_a: bool = False, trans_b: bool = False) -> tuple[str, str]:

@@ -3,8 +3,11 @@
 space.py owns the key and the one `is_valid`; for arch sm100a it hands the
 key to `why_invalid` and `derive` here.  Nothing here enumerates kernels.
 
-These kernels are compiled and statically checked only: no Blackwell GPU has
-run them (see README.md, "sm_100a").
+fprop, dgrad and wgrad (one template, templates/sm100a_conv.cu.j2, with the
+sm90a family's parameter contract and helper kernels: KEY_fill for strided
+dgrad, KEY_reduce for wgrad split-K).  These kernels are compiled and
+statically checked only: no Blackwell GPU has run them (see README.md,
+"sm_100a").
 
 Layout of one CTA (192 threads, six warps):
   warp 0      TMA producer (one elected lane)
@@ -67,8 +70,11 @@ def kind_of(key: space.Key) -> str | None:
 
 
 def idesc(key: space.Key, m: int, n: int) -> int:
-    """Dense, K-major A and B, f32 D (§9.7.16.4.2)."""
-    return ((1 << 4) | (ITYPE[key.a] << 7) | (ITYPE[key.b] << 10) | ((n >> 3) << 17) | ((m >> 4) << 24))
+    """Dense, f32 D (§9.7.16.4.2); bits 15/16 transpose A/B: set for the
+    operands the op reads MN-major (space.mn_major: dgrad B, wgrad A and B)."""
+    ta, tb = space.mn_major(key)
+    return ((1 << 4) | (ITYPE[key.a] << 7) | (ITYPE[key.b] << 10) | (int(ta) << 15) | (int(tb) << 16) |
+            ((n >> 3) << 17) | ((m >> 4) << 24))
 
 
 def _pow2_at_least(x: int) -> int:
@@ -93,6 +99,29 @@ def umma(key: space.Key) -> Umma:
                 tmem_empty_arrivals=EPI_WARPS * (2 if pair else 1))
 
 
+def boxes(key: space.Key) -> tuple[int, int, int, int]:
+    """TMA boxes of one CTA's loads: (A rows, A columns, B rows, B columns).
+
+    As space.derive for sm90a: a K-major operand (fprop A and B, dgrad A)
+    loads a slice of the tile's rows, one 128-byte row of K each; an MN-major
+    one (dgrad B, wgrad A and B) loads, per 64-wide column of the tile, a
+    slice of the stage's K rows.  A is shared (multicast) along cluster N, B
+    along cluster M.  2sm: B is not multicast; each CTA of the pair holds
+    half of the tile's N, so a K-major B loads half the rows (tile N / 2, the
+    same number as a 2x1 sm90a cluster's slice) and an MN-major B loads every
+    K row of its half's columns (tile K rows; a 2x1 sm90a slice is tile K / 2).
+    """
+    swz = space.SWIZZLE_BYTES // space.ELEM_BYTES[key.a]
+    ta, tb = space.mn_major(key)
+    pair = key.schedule == "2sm"
+    a = (key.tile_k // key.cluster_n, swz) if ta else (key.tile_m // key.cluster_n, key.tile_k)
+    if tb:
+        b = (key.tile_k if pair else key.tile_k // key.cluster_m, swz)
+    else:
+        b = (key.tile_n // key.cluster_m, key.tile_k)
+    return a + b
+
+
 def derive(key: space.Key) -> space.Config:
     u = umma(key)
     eb = space.ELEM_BYTES[key.a]
@@ -108,31 +137,35 @@ def derive(key: space.Key) -> space.Config:
         empty = key.cluster_n
     else:
         empty = key.cluster_m + key.cluster_n - 1
+    a_rows, a_cols, b_rows, b_cols = boxes(key)
     return space.Config(
         key=key, threads=THREADS, consumers=1, wg_m=u.mma_m, wg_n=u.mma_n,
         split="pair" if u.cta_group == 2 else "none", atoms=1, acc_regs=0,
         k_steps=key.tile_k * eb // MMA_K_BYTES, a_stage_bytes=a_stage, b_stage_bytes=b_stage,
-        smem_bytes=smem, a_box_rows=key.tile_m // key.cluster_n, a_box_cols=key.tile_k,
-        b_box_rows=key.tile_n // key.cluster_m, b_box_cols=key.tile_k,
+        smem_bytes=smem, a_box_rows=a_rows, a_box_cols=a_cols, b_box_rows=b_rows, b_box_cols=b_cols,
         y_box_rows=EPI_ROWS, y_box_cols=y_cols, epi_bytes=epi, empty_arrivals=empty,
         producer_regs=0, consumer_regs=0)
 
 
 def why_invalid(key: space.Key) -> str | None:
     k = key
-    if k.op != "fprop":
-        return (f"no sm100a {k.op} template yet: only fprop is generated for sm_100a "
-                "(dgrad/wgrad wait for the sm90a dgrad/wgrad runtime)")
+    if k.op not in space.OPS:
+        return f"unknown op {k.op}"
     if k.dims not in space.DIMS:
         return f"dims {k.dims}: 1, 2 or 3 spatial dimensions"
     kind = kind_of(k)
     if kind is None:
         return (f"A {k.a} x B {k.b}: tcgen05.mma takes f16 x f16 or bf16 x bf16 (kind::f16), "
                 "tf32 x tf32 (kind::tf32) or e4m3/e5m2 in any mix (kind::f8f6f4)")
+    if k.op != "fprop" and kind != "f16":
+        return (f"A {k.a} x B {k.b}: {k.op} reads MN-major (transposed) operands, generated for "
+                "kind::f16 (f16 x f16, bf16 x bf16) only")
     if k.acc != "f32":
         return f"accumulator {k.acc}: only f32 accumulation is generated"
     if k.out not in ("f16", "bf16", "f32"):
         return f"output {k.out}: sm100a kernels write f16, bf16 or f32"
+    if k.op != "fprop" and k.out not in (k.a, "f32"):
+        return f"output {k.out}: an {k.a} {k.op} kernel writes {k.a} or f32 (as the sm90a family)"
     if k.schedule not in SCHEDULES:
         return f"schedule {k.schedule}: sm100a kernels are 1sm or 2sm"
     eb = space.ELEM_BYTES[k.a]
@@ -146,6 +179,10 @@ def why_invalid(key: space.Key) -> str | None:
     step, lo = (16, 16) if u.cta_group == 2 else (8, 8)
     if k.tile_n % step or not lo <= k.tile_n <= 256:
         return f"tile N {k.tile_n}: a cta_group::{u.cta_group} MMA takes N = {lo}..256 in steps of {step}"
+    ta, tb = space.mn_major(k)
+    if tb and (k.tile_n // u.cta_group) % (space.SWIZZLE_BYTES // eb):
+        return (f"tile N {k.tile_n}: an MN-major B ({k.op}) is loaded in whole 64-column swizzle atoms"
+                + (", per CTA of the pair" if u.cta_group == 2 else ""))
     cfg = derive(k)
     if k.tile_n % cfg.y_box_cols or k.tile_n % LD_COLS:
         return (f"tile N {k.tile_n}: the epilogue stores whole {cfg.y_box_cols}-column chunks "
@@ -162,11 +199,13 @@ def why_invalid(key: space.Key) -> str | None:
         return f"cluster {k.cluster_m}x{k.cluster_n}: 1x1, 2x1, 1x2 or 2x2"
     if u.cta_group == 2 and k.cluster_m != 2:
         return f"cluster {k.cluster_m}x{k.cluster_n}: a 2sm MMA pairs the two CTAs along cluster M (2x1 or 2x2)"
-    if k.tile_m % k.cluster_n or cfg.a_box_rows % 8:
-        return (f"cluster {k.cluster_m}x{k.cluster_n}: A multicast slices of {k.tile_m}/{k.cluster_n} "
+    a_rows = k.tile_k if ta else k.tile_m
+    if a_rows % k.cluster_n or cfg.a_box_rows % 8:
+        return (f"cluster {k.cluster_m}x{k.cluster_n}: A multicast slices of {a_rows}/{k.cluster_n} "
                 "rows must be whole 8-row swizzle atoms")
-    if k.tile_n % k.cluster_m or cfg.b_box_rows % 8:
-        return (f"cluster {k.cluster_m}x{k.cluster_n}: B slices of {k.tile_n}/{k.cluster_m} "
+    b_rows, b_parts = (k.tile_k, 1 if u.cta_group == 2 else k.cluster_m) if tb else (k.tile_n, k.cluster_m)
+    if b_rows % b_parts or cfg.b_box_rows % 8:
+        return (f"cluster {k.cluster_m}x{k.cluster_n}: B slices of {b_rows}/{b_parts} "
                 "rows must be whole 8-row swizzle atoms")
     if cfg.a_box_rows > space.TMA_BOX_MAX or cfg.b_box_rows > space.TMA_BOX_MAX:
         return f"TMA box: {max(cfg.a_box_rows, cfg.b_box_rows)} rows > {space.TMA_BOX_MAX}"
@@ -174,8 +213,10 @@ def why_invalid(key: space.Key) -> str | None:
 
 
 def context(key: space.Key) -> dict:
-    """Template variables of templates/sm100a_fprop.cu.j2."""
+    """Template variables of templates/sm100a_conv.cu.j2."""
     cfg, u = derive(key), umma(key)
+    mn_a, mn_b = space.mn_major(key)
+    swz = space.SWIZZLE_BYTES // space.ELEM_BYTES[key.a]
     cm, cn = key.cluster_m, key.cluster_n
     cluster = cm * cn > 1
     # TMA multicast: A goes to the CTAs with our x (ranks x + CM*y), B to those with our y.
@@ -188,7 +229,10 @@ def context(key: space.Key) -> dict:
     row_base = (1 << cm) - 1
     out_bytes = space.ELEM_BYTES[key.out]
     return dict(
-        key=key.name(), dims=key.dims, a=key.a, b=key.b, out=key.out, kind=u.kind, pair=u.cta_group == 2,
+        key=key.name(), op=key.op, dims=key.dims, mn_a=mn_a, mn_b=mn_b,
+        scatter=space.dgrad_scatters(key),
+        # 64-wide column boxes of an MN-major operand this CTA holds (2sm: B is half the tile's N)
+        a_cols=key.tile_m // swz if mn_a else 0, b_cols=key.tile_n // u.cta_group // swz if mn_b else 0, a=key.a, b=key.b, out=key.out, kind=u.kind, pair=u.cta_group == 2,
         cta_group=u.cta_group, bm=key.tile_m, bn=key.tile_n, bk=key.tile_k, stages=key.stages,
         cm=cm, cn=cn, cluster=cluster, threads=cfg.threads, mma_m=u.mma_m, mma_n=u.mma_n,
         idesc=f"0x{u.idesc:08x}", acc_bufs=u.acc_bufs, tmem_cols=u.tmem_cols, k_steps=cfg.k_steps,
@@ -197,7 +241,7 @@ def context(key: space.Key) -> dict:
         empty_arrivals=cfg.empty_arrivals, tmem_empty_arrivals=u.tmem_empty_arrivals,
         a_mask_base=a_mask, b_mask_base=b_mask, col_base=col_base, row_base=row_base,
         all_mask=(1 << (cm * cn)) - 1, y_rows=cfg.y_box_rows, y_cols=cfg.y_box_cols,
-        epi_bytes=cfg.epi_bytes, out_bytes=out_bytes, ld_per_chunk=cfg.y_box_cols // LD_COLS,
+        epi_bytes=cfg.epi_bytes, out_bytes=out_bytes,
         umma_asm=(f"tcgen05.mma.cta_group::{u.cta_group}.kind::{u.kind} [%0], %1, %2, %3, p;"),
         pack_fn={"bf16": "cvc_pack_bf16x2", "f16": "cvc_pack_f16x2"}.get(key.out, ""),
         unpack_fn={"bf16": "cvc_unpack_bf16x2", "f16": "cvc_unpack_f16x2"}.get(key.out, ""))
@@ -211,6 +255,9 @@ def _self_check():
     assert idesc(tf32, 128, 128) == 0x08200910
     e4m3 = dataclasses.replace(bf16, a="e4m3", b="e4m3")
     assert idesc(e4m3, 128, 256) == 0x08400010
+    # MN-major operands: dgrad transposes B (bit 16), wgrad A and B (bits 15, 16).
+    assert idesc(dataclasses.replace(bf16, op="dgrad"), 128, 256) == 0x08410490
+    assert idesc(dataclasses.replace(bf16, op="wgrad"), 128, 256) == 0x08418490
     assert EPI_WARPS * 32 == 128                        # one thread per TMEM lane
     assert THREADS == 32 * (2 + EPI_WARPS)
 

@@ -138,4 +138,16 @@ CVC_DEV uint64_t cvc_umma_desc_kmajor_sw128(uint32_t smem_addr)
            ((uint64_t)1 << 46) | ((uint64_t)2 << 61);
 }
 
+/* MN-major (transposed: dgrad B, wgrad A and B; kind::f16 here), 128-byte
+ * swizzle: the operand is stored as columns 64 elements wide (one TMA box
+ * each, `col_bytes` apart: LBO), each a stack of 128-byte K rows; SBO = 1024 B
+ * between 8-row groups along K.  Same LBO/SBO meaning as sm_90's
+ * (cvc_desc_mnmajor_sw128), plus the sm_100 fixed bit 46 and swizzle code 2.
+ * One K step of 16 elements is 16 K rows: add 2048 B to the start address. */
+CVC_DEV uint64_t cvc_umma_desc_mnmajor_sw128(uint32_t smem_addr, uint32_t col_bytes)
+{
+    return (uint64_t)((smem_addr & 0x3FFFF) >> 4) | ((uint64_t)((col_bytes & 0x3FFFF) >> 4) << 16) |
+           ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 46) | ((uint64_t)2 << 61);
+}
+
 #endif

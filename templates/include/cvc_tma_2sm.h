@@ -61,6 +61,20 @@ CVC_DEV void cvc_tma2_im2col_5d(uint32_t dst, const cvc_tmap *m, uint32_t bar, i
                      : "memory");
 }
 
+CVC_DEV void cvc_tma2_tile_2d(uint32_t dst, const cvc_tmap *m, uint32_t bar, int c0, int c1, uint16_t mask)
+{
+    if (mask == 0)
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2"
+                     " [%0], [%1, {%2, %3}], [%4];"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c0), "r"(c1), "r"(bar)
+                     : "memory");
+    else
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2"
+                     " [%0], [%1, {%2, %3}], [%4], %5;"
+                     ::"r"(dst), "l"(cvc_tmap_addr(m)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+                     : "memory");
+}
+
 CVC_DEV void cvc_tma2_tile_3d(uint32_t dst, const cvc_tmap *m, uint32_t bar, int c0, int c1, int c2,
                               uint16_t mask)
 {
