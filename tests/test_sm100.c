@@ -133,13 +133,19 @@ static void same_answers(const char *k90, const char *k100)
 {
     const cvc_entry e90 = unit_entry(k90), e100 = sm100_entry(k100);
     CU_ASSERT_EQUAL_FATAL(e90.k.op, e100.k.op);
-    /* the runtime's strided-dgrad rule is a function of the key: both carry the scatter epilogue */
-    CU_ASSERT_EQUAL(cvc_dgrad_scatters(&e90.k), cvc_dgrad_scatters(&e100.k));
+    /* the runtime's strided-dgrad rule is a function of the key: every sm100a dgrad kernel carries
+     * the scatter epilogue; an sm90a one whose warpgroups hold 128 accumulators does not (its
+     * registers), and its refusal of strided problems is the one answer the pair may differ in. */
+    CU_ASSERT_EQUAL(cvc_dgrad_scatters(&e100.k), e100.k.op == CONVCAT_DGRAD);
     for (int m = 0; m < MUTATIONS; ++m) {
         const convcat_problem p = mutate(base(e90.k.op, e90.k.dims, e90.k.a, e90.k.out), m);
         char w90[192] = "", w100[192] = "";
         const convcat_status s90 = cvc_check_entry(&e90, &p, w90, sizeof w90);
         const convcat_status s100 = cvc_check_entry(&e100, &p, w100, sizeof w100);
+        if (!cvc_dgrad_scatters(&e90.k) && e90.k.op == CONVCAT_DGRAD && strstr(w90, "no room for the strided")) {
+            UNIT_ASSERT_STATUS(s100, CONVCAT_OK);
+            continue;
+        }
         if (s90 != s100 || strcmp(w90, w100) != 0)
             printf("\n    mutation %d: %s says %d '%s', %s says %d '%s'", m, k90, s90, w90, k100, s100, w100);
         CU_ASSERT_EQUAL(s90, s100);

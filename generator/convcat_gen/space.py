@@ -184,13 +184,15 @@ def derive(key: Key) -> Config:
 
 
 def dgrad_scatters(key: Key) -> bool:
-    """Does this sm90a dgrad kernel carry the strided (row-scattering) epilogue?
+    """Does this dgrad kernel carry the strided (row-scattering) epilogue?
 
     Not when its warpgroups hold 128 accumulators: ptxas spills with the
     scatter copy beside them.  Those kernels run unit-stride problems only;
     runtime/src/problem.c refuses strided ones with this reason (the same
     rule, cvc_dgrad_scatters).
     """
+    if key.arch != "sm90a":
+        return key.op == "dgrad"   # every sm100a dgrad kernel scatters (accumulators in TMEM)
     return key.op == "dgrad" and derive(key).acc_regs < SM90_ACC_REG_BUDGET
 
 
