@@ -22,19 +22,7 @@
 
 static convcat_problem problem(int dims, convcat_dtype ab, convcat_dtype out)
 {
-    convcat_problem p;
-    convcat_problem_init(&p);
-    p.dims = dims;
-    p.a_type = p.b_type = ab;
-    p.out_type = out;
-    p.n = 2, p.c = 64, p.k = 64;
-    if (dims >= 1)
-        p.w = 16, p.s = 3, p.pad_lo[2] = p.pad_hi[2] = 1;
-    if (dims >= 2)
-        p.h = 16, p.r = 3, p.pad_lo[1] = p.pad_hi[1] = 1;
-    if (dims >= 3)
-        p.d = 8, p.t = 3, p.pad_lo[0] = p.pad_hi[0] = 1;
-    return p;
+    return unit_problem(CONVCAT_FPROP, dims, ab, out);
 }
 
 static convcat_problem p1(void) { return problem(1, CONVCAT_F16, CONVCAT_F32); }

@@ -28,22 +28,6 @@ static cvc_entry sm100_entry(const char *key)
     return e;
 }
 
-static convcat_problem base(convcat_op op, int dims, convcat_dtype ab, convcat_dtype out)
-{
-    convcat_problem p;
-    convcat_problem_init(&p);
-    p.op = op;
-    p.dims = dims;
-    p.a_type = p.b_type = ab;
-    p.out_type = out;
-    p.n = 2, p.c = 64, p.k = 64;
-    p.w = 16, p.s = 3, p.pad_lo[2] = p.pad_hi[2] = 1;
-    if (dims >= 2)
-        p.h = 16, p.r = 3, p.pad_lo[1] = p.pad_hi[1] = 1;
-    if (dims >= 3)
-        p.d = 8, p.t = 3, p.pad_lo[0] = p.pad_hi[0] = 1;
-    return p;
-}
 
 /* Mutations of a base problem: the first passes, the others break one rule each. */
 enum { MUTATIONS = 15 };
@@ -138,7 +122,7 @@ static void same_answers(const char *k90, const char *k100)
      * registers), and its refusal of strided problems is the one answer the pair may differ in. */
     CU_ASSERT_EQUAL(cvc_dgrad_scatters(&e100.k), e100.k.op == CONVCAT_DGRAD);
     for (int m = 0; m < MUTATIONS; ++m) {
-        const convcat_problem p = mutate(base(e90.k.op, e90.k.dims, e90.k.a, e90.k.out), m);
+        const convcat_problem p = mutate(unit_problem(e90.k.op, e90.k.dims, e90.k.a, e90.k.out), m);
         char w90[192] = "", w100[192] = "";
         const convcat_status s90 = cvc_check_entry(&e90, &p, w90, sizeof w90);
         const convcat_status s100 = cvc_check_entry(&e100, &p, w100, sizeof w100);
@@ -219,7 +203,7 @@ static void test_tf32_and_fp8_channel_rules(void)
     };
     for (size_t i = 0; i < CVC_ARRAY_LEN(cases); ++i) {
         const cvc_entry e = sm100_entry(cases[i].key);
-        convcat_problem p = base(CONVCAT_FPROP, 2, cases[i].t, cases[i].out);
+        convcat_problem p = unit_problem(CONVCAT_FPROP, 2, cases[i].t, cases[i].out);
         char why[192] = "";
         UNIT_ASSERT_STATUS(cvc_check_entry(&e, &p, why, sizeof why), CONVCAT_OK);
         cvc_im2col_desc a;
@@ -269,7 +253,7 @@ static void test_catalog_entries(void)
         CU_ASSERT_EQUAL(e->y_box_rows, 32);
         CU_ASSERT_EQUAL(e->y_box_cols * cvc_dtype_bytes(e->k.out), 128);
         CU_ASSERT_TRUE(cvc_dgrad_scatters(&e->k) == (e->k.op == CONVCAT_DGRAD));   /* every dgrad has KEY_fill */
-        convcat_problem p = base(e->k.op, e->k.dims, e->k.a, e->k.out);
+        convcat_problem p = unit_problem(e->k.op, e->k.dims, e->k.a, e->k.out);
         p.b_type = e->k.b;
         char why[192] = "";
         UNIT_ASSERT_STATUS(cvc_check_entry(e, &p, why, sizeof why), CONVCAT_OK);

@@ -159,6 +159,24 @@ static inline cvc_entry unit_entry(const char *key)
     return e;
 }
 
+/* A small padded 3x3(x3) problem of `dims` dimensions: N 2, C = K = 64, 16 (x 16 (x 8)) pixels. */
+static inline convcat_problem unit_problem(convcat_op op, int dims, convcat_dtype ab, convcat_dtype out)
+{
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.op = op;
+    p.dims = dims;
+    p.a_type = p.b_type = ab;
+    p.out_type = out;
+    p.n = 2, p.c = 64, p.k = 64;
+    p.w = 16, p.s = 3, p.pad_lo[2] = p.pad_hi[2] = 1;
+    if (dims >= 2)
+        p.h = 16, p.r = 3, p.pad_lo[1] = p.pad_hi[1] = 1;
+    if (dims >= 3)
+        p.d = 8, p.t = 3, p.pad_lo[0] = p.pad_hi[0] = 1;
+    return p;
+}
+
 /* An fprop entry's operands (cvc_tma_operands): A im2col, B tiled. */
 static inline void unit_fprop_descs(const cvc_entry *e, const convcat_problem *p, cvc_im2col_desc *a,
                                     cvc_tiled_desc *b)
