@@ -81,7 +81,7 @@ def main():
             if not re.search(rf"Function : {key}$", sass, re.M):
                 problems.append("kernel symbol is not the key")
             k = space.parse(key)
-            helper = "_reduce" if k.op == "wgrad" else "_fill" if space.dgrad_scatters(k) else None
+            helper = "_reduce" if space.splits_k(k) else "_fill" if space.dgrad_scatters(k) else None
             if helper and not re.search(rf"Function : {key}{helper}$", sass, re.M):
                 problems.append(f"no helper kernel {key}{helper}")
         count = len(MMA[arch].findall(sass))

@@ -150,6 +150,16 @@ class Validity(unittest.TestCase):
         self.assertIn("p, 1, 1, 0, 1;", render.render(variant(BF16, op="dgrad")))
         self.assertIn("p, 1, 1, 0, 0;", render.render(variant(BF16)))
 
+    def test_split_k_kernels(self):
+        # wgrad always splits K; fprop when its warpgroups hold fewer than 128 accumulators
+        # (runtime/src/internal.h cvc_splits_k is the same rule).
+        self.assertTrue(space.splits_k(variant(BF16, op="wgrad")))
+        self.assertTrue(space.splits_k(variant(BF16)))                       # 64 accumulators
+        self.assertFalse(space.splits_k(variant(BF16, tile_n=256)))          # 128
+        self.assertFalse(space.splits_k(variant(BF16, op="dgrad")))
+        self.assertIn("_reduce(const __grid_constant__ cvc_params p)", render.render(variant(BF16)))
+        self.assertNotIn("_reduce(", render.render(variant(BF16, tile_n=256)))
+
     def test_dgrad_scatter_epilogue(self):
         # Strided dgrad scatters rows; pingpong warpgroups of 128 accumulators have no room for it
         # (runtime/src/problem.c refuses strided problems for them: the same rule).

@@ -87,6 +87,9 @@ static const shape shapes_2d[] = {
     {2, 1, 9, 11, 64, 72, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 1, CONVCAT_ACT_RELU},
     {2, 1, 9, 11, 64, 136, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 1.0f, 1, CONVCAT_ACT_GELU},
     {1, 1, 13, 7, 32, 200, 1, 1, 1, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_SILU},
+    /* few tiles, long K: split-K (f32 slices, KEY_reduce with bias, residual and GELU) */
+    P2(2, 8, 8, 2560, 1280, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),
+    {2, 1, 8, 8, 1024, 640, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 1, CONVCAT_ACT_GELU},
 };
 
 static const shape shapes_1d[] = {

@@ -94,6 +94,22 @@ static void test_output_descriptor(void)
         CU_ASSERT_EQUAL(y.swizzle_bytes, 128);
         CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
     }
+    /* fprop split-K: the f32 slices as (K, M, splits), one slice deep. */
+    {
+        const cvc_entry e = unit_entry(keys[1]);
+        convcat_problem p;
+        convcat_problem_init(&p);
+        p.n = 3, p.h = 7, p.w = 100, p.c = 32, p.k = 24, p.s = 3, p.r = 3;
+        p.pad_lo[2] = p.pad_hi[2] = p.pad_lo[1] = p.pad_hi[1] = 1;
+        cvc_tiled_desc y;
+        cvc_tma_output(&e, &p, 4, &y);
+        CU_ASSERT_EQUAL(y.rank, 3);
+        CU_ASSERT_EQUAL(y.elem_bytes, 4);
+        ASSERT_U64S(y.dims, 24, 3 * 7 * 100, 4);
+        ASSERT_U64S(y.strides, 96, 96 * 2100);
+        ASSERT_U64S(y.box, 32, 64, 1);
+        CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
+    }
     /* A box wider than the swizzle span is refused. */
     cvc_entry e = unit_entry(keys[1]);
     e.y_box_cols = 128;

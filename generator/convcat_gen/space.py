@@ -196,6 +196,18 @@ def dgrad_scatters(key: Key) -> bool:
     return key.op == "dgrad" and derive(key).acc_regs < SM90_ACC_REG_BUDGET
 
 
+def splits_k(key: Key) -> bool:
+    """Can this kernel split its K loop into slices (f32 partial sums + KEY_reduce)?
+
+    wgrad always (its K is every output pixel).  fprop when its warpgroups hold
+    fewer than 128 accumulators: a second (partial) epilogue beside 128 spills
+    (ptxas).  runtime/src/internal.h, cvc_splits_k, is the same rule.
+    """
+    if key.arch != "sm90a":
+        return key.op == "wgrad"
+    return key.op == "wgrad" or (key.op == "fprop" and derive(key).acc_regs < SM90_ACC_REG_BUDGET)
+
+
 def mn_major(key: Key) -> tuple[bool, bool]:
     """Which operands reach wgmma MN-major (transposed): (A, B).
 

@@ -271,7 +271,7 @@ convcat_status cvc_entry_kernel(convcat_catalog *cat, cvc_entry *e, void **kerne
         if (st == CONVCAT_OK) {
             /* Helpers beside the kernel: wgrad's split-K reduction, a scattering dgrad's phase fill. */
             CUkernel helper = NULL;
-            const char *suffix = e->k.op == CONVCAT_WGRAD ? "_reduce" : cvc_dgrad_scatters(&e->k) ? "_fill" : NULL;
+            const char *suffix = cvc_splits_k(&e->k) ? "_reduce" : cvc_dgrad_scatters(&e->k) ? "_fill" : NULL;
             char name[CVC_KEY_BYTES + 16];
             snprintf(name, sizeof name, "%s%s", e->key, suffix ? suffix : "");
             st = cvc_cuda_check(drv->cuLibraryGetKernel(&kern, lib, e->key), "cuLibraryGetKernel");

@@ -133,7 +133,7 @@ static inline void cvc_cluster_tiles(const cvc_entry *e, const convcat_problem *
     *n = cvc_ceil_div(cvc_tiles_n(e, p, g), e->k.cluster_n);
 }
 
-/* Wgrad split-K (query.c): the number of slices of the pixel reduction that
+/* Split-K (query.c; wgrad and the fprop kernels of cvc_splits_k): the number of slices of the K loop that
  * minimizes the time model's waves x (stages per slice + a tile's fixed cost)
  * plus the reduction's traffic on `sms` SMs, each slice at least 8 stages
  * long; *split_iters is the stages per slice.  1 for fprop and dgrad. */
@@ -195,6 +195,26 @@ static inline bool cvc_transposes_filter(const cvc_key *k)
     return k->op == CONVCAT_DGRAD && k->a == CONVCAT_TF32;
 }
 
+/* f32 accumulators per consumer thread of an sm90a kernel, as space.derive
+ * splits the tile between its two warpgroups (coop) or not (pingpong). */
+static inline int cvc_sm90_acc_regs(const cvc_key *k)
+{
+    const bool pingpong = k->schedule == CONVCAT_PINGPONG;
+    const int wg_m = pingpong ? k->tile_m : k->tile_m >= 128 ? k->tile_m / 2 : k->tile_m;
+    const int wg_n = !pingpong && k->tile_m < 128 ? k->tile_n / 2 : k->tile_n;
+    return (wg_m / 64) * (wg_n / 2);
+}
+
+/* Can the kernel split its K loop (f32 partial sums, KEY_reduce)?  wgrad
+ * always; sm90a fprop with fewer than 128 accumulators per thread
+ * (space.splits_k: a second epilogue beside 128 spills). */
+static inline bool cvc_splits_k(const cvc_key *k)
+{
+    if (k->op == CONVCAT_WGRAD)
+        return true;
+    return k->op == CONVCAT_FPROP && k->arch == CONVCAT_ARCH_SM90A && cvc_sm90_acc_regs(k) < 128;
+}
+
 /* Does a dgrad kernel carry the strided (row-scattering) epilogue?  Not an
  * sm90a one whose warpgroups hold 128 accumulators (space.dgrad_scatters:
  * ptxas spills there). */
@@ -202,12 +222,7 @@ static inline bool cvc_dgrad_scatters(const cvc_key *k)
 {
     if (k->op != CONVCAT_DGRAD)
         return false;
-    if (k->arch != CONVCAT_ARCH_SM90A)
-        return true;
-    /* Accumulators per consumer thread, as space.derive splits the tile between the warpgroups. */
-    const int wg_m = k->schedule == CONVCAT_PINGPONG ? k->tile_m : k->tile_m >= 128 ? k->tile_m / 2 : k->tile_m;
-    const int wg_n = k->schedule != CONVCAT_PINGPONG && k->tile_m < 128 ? k->tile_n / 2 : k->tile_n;
-    return (wg_m / 64) * (wg_n / 2) < 128;
+    return k->arch != CONVCAT_ARCH_SM90A || cvc_sm90_acc_regs(k) < 128;
 }
 
 /* The stride phases of a dgrad problem that have dx pixels (at most 8*8*8;

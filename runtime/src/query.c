@@ -86,7 +86,7 @@ int cvc_splits(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, 
 {
     const int64_t k_iters = cvc_k_iters(e, p, g);
     int64_t best = 1;
-    if (e->k.op == CONVCAT_WGRAD) {
+    if (cvc_splits_k(&e->k)) {
         if (sms <= 0)
             sms = DEFAULT_SMS;
         const int cluster = e->k.cluster_m * e->k.cluster_n;

@@ -212,6 +212,12 @@ void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, int splits, cv
         y->box[2] = (uint32_t)e->y_box_rows;
         return;
     }
+    if (splits > 1) {   /* fprop split-K: f32 partial sums as (K, M, splits), a box one slice deep */
+        const uint64_t ext[3] = {(uint64_t)g.n, (uint64_t)g.m, (uint64_t)splits};
+        tiled(3, 4, ext, (uint32_t)(e->swizzle_bytes / 4), 1, e->swizzle_bytes, y);
+        y->box[1] = (uint32_t)e->y_box_rows;
+        return;
+    }
     const uint64_t ext[2] = {(uint64_t)g.n, (uint64_t)g.m};
     tiled(2, ob, ext, (uint32_t)e->y_box_cols, (uint32_t)e->y_box_rows, e->swizzle_bytes, y);
 }
