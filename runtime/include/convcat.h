@@ -182,8 +182,8 @@ typedef struct convcat_plan_info {
     int cluster;             /**< CTAs per cluster */
     int threads;
     int smem_bytes;
-    size_t workspace_bytes;  /**< device scratch the caller passes to convcat_plan_run: wgrad's
-                                  split-K partial sums, tf32 dgrad's filter copy (0: none needed) */
+    size_t workspace_bytes;  /**< device scratch the caller passes to convcat_plan_run: split-K
+                                  partial sums, tf32 dgrad's filter copy (0: none needed) */
 } convcat_plan_info;
 
 /**
@@ -219,10 +219,10 @@ typedef enum convcat_activation {
  * beta == 0 (beta = 1 accumulates gradients), and `act` is `activation`.
  * Bias and activation are fused into fprop only: dgrad and wgrad plans
  * refuse them.  `workspace` holds at least the plan's workspace_bytes
- * (convcat_plan_info) when that is not 0; a wgrad plan that splits its
- * reduction writes f32 partial sums there and adds them in a fixed order,
- * so results are deterministic; a tf32 dgrad plan keeps a K-major copy of
- * the filter there.  Pointers are 16-byte aligned device
+ * (convcat_plan_info) when that is not 0; a plan that splits its K loop
+ * (wgrad, and fprop on few-tile layers) writes f32 partial sums there and
+ * adds them in a fixed order, so results are deterministic; a tf32 dgrad
+ * plan keeps a K-major copy of the filter there.  Pointers are 16-byte aligned device
  * addresses.
  */
 typedef struct convcat_tensors {
