@@ -229,6 +229,9 @@ static inline bool cvc_dgrad_scatters(const cvc_key *k)
  * 0 for an invalid problem), and phase `index` of them, W fastest. */
 int cvc_dgrad_phase_count(const convcat_problem *p);
 void cvc_dgrad_phase_at(const convcat_problem *p, int index, cvc_dgrad_phase *out);
+/* The kernel parameters of one stride phase (plan.c): its grid, taps, dy corner,
+ * scatter into dx, K loop and cluster tiles, over the rest of `k`. */
+void cvc_phase_params(const cvc_entry *e, const convcat_problem *p, const cvc_dgrad_phase *ph, cvc_params *k);
 /* The im2col map of dy for one phase. */
 void cvc_tma_dgrad_a(const cvc_entry *e, const convcat_problem *p, const cvc_dgrad_phase *ph, cvc_im2col_desc *a);
 

@@ -97,7 +97,7 @@ static convcat_status check_device(const cvc_driver *drv, const cvc_entry *e, CU
 
 /* A dgrad stride phase: the dense problem over the taps that reach it, on its
  * pixel grid, rows scattered into dx when the stride is > 1. */
-static void phase_params(const cvc_entry *e, const convcat_problem *p, const cvc_dgrad_phase *ph, cvc_params *k)
+void cvc_phase_params(const cvc_entry *e, const convcat_problem *p, const cvc_dgrad_phase *ph, cvc_params *k)
 {
     const cvc_phase_axis *w = &ph->axis[0], *h = &ph->axis[1], *d = &ph->axis[2];
     const int64_t taps = (int64_t)w->taps * h->taps * d->taps;
@@ -162,7 +162,7 @@ static void fill_params(const cvc_entry *e, const convcat_problem *p, int sms, c
     if (e->k.op == CONVCAT_DGRAD) {
         cvc_dgrad_phase ph;
         cvc_dgrad_phase_at(p, 0, &ph);
-        phase_params(e, p, &ph, k);
+        cvc_phase_params(e, p, &ph, k);
     }
 }
 
@@ -214,7 +214,7 @@ static convcat_status plan_phases(convcat_plan *pl, const convcat_problem *p, in
         cvc_dgrad_phase_at(p, i, &ph);
         cvc_tma_dgrad_a(pl->e, p, &ph, &pl->phase_a[i]);
         pl->phase_params[i] = pl->params;
-        phase_params(pl->e, p, &ph, &pl->phase_params[i]);
+        cvc_phase_params(pl->e, p, &ph, &pl->phase_params[i]);
         pl->phase_grid[i] = grid_for(&pl->phase_params[i], fit, pl->cluster);
     }
     return CONVCAT_OK;
@@ -373,6 +373,15 @@ static convcat_status encode_operand(const cvc_driver *drv, CUtensorMap *map, co
                           what);
 }
 
+/* A helper kernel of the entry (KEY_transpose, KEY_fill, KEY_reduce): no cluster, no dynamic smem. */
+static convcat_status launch_helper(const cvc_driver *drv, void *kernel, const unsigned grid[3], unsigned block_x,
+                                    unsigned block_y, void **args, void *stream, const char *what)
+{
+    CUlaunchConfig cfg = {.gridDimX = grid[0], .gridDimY = grid[1], .gridDimZ = grid[2], .blockDimX = block_x,
+                          .blockDimY = block_y, .blockDimZ = 1, .hStream = (CUstream)stream};
+    return cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)kernel, args, NULL), what);
+}
+
 convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t, void *stream)
 {
     if (!pl || !t)
@@ -416,22 +425,17 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
     void *out = op == CONVCAT_FPROP ? t->y : op == CONVCAT_DGRAD ? (void *)t->x : (void *)t->w;
     const bool partial = pl->params.splits > 1;
     if (transpose) {   /* tf32 dgrad: the filter's K-major copy into the workspace, in stream order */
-        const convcat_problem *q = &pl->problem;
-        int k_total = q->k, c_total = q->c, taps = q->t * q->r * q->s;
+        int k_total = p->k, c_total = p->c, taps = p->t * p->r * p->s;
         const void *w = t->w;
         void *wt = t->workspace;
-        CUlaunchConfig tcfg = {.gridDimX = (unsigned)cvc_ceil_div(c_total, 32),
-                               .gridDimY = (unsigned)cvc_ceil_div(k_total, 32), .gridDimZ = (unsigned)taps,
-                               .blockDimX = 32, .blockDimY = 8, .blockDimZ = 1, .hStream = (CUstream)stream};
         void *targs[] = {&w, &wt, &k_total, &c_total, &taps};
-        if ((st = cvc_cuda_check(drv->cuLaunchKernelEx(&tcfg, (CUfunction)pl->e->transpose, targs, NULL),
-                                 "filter transpose")) != CONVCAT_OK)
+        const unsigned grid[3] = {(unsigned)cvc_ceil_div(c_total, 32), (unsigned)cvc_ceil_div(k_total, 32),
+                                  (unsigned)taps};
+        if ((st = launch_helper(drv, pl->e->transpose, grid, 32, 8, targs, stream, "filter transpose")) != CONVCAT_OK)
             return st;
     }
     CUtensorMap map_a, map_b, map_y;   /* _Alignas(128) in CUDA 13's cuda.h */
-    st = encode_operand(drv, &map_a, p->a_type, &pl->a, in_a, "cuTensorMapEncode (A operand)");
-    if (st == CONVCAT_OK)
-        st = encode_operand(drv, &map_b, p->b_type, &pl->b, in_b, "cuTensorMapEncode (B operand)");
+    st = encode_operand(drv, &map_b, p->b_type, &pl->b, in_b, "cuTensorMapEncode (B operand)");
     if (st == CONVCAT_OK)
         st = encode_tiled(drv, &map_y, partial ? CONVCAT_F32 : p->out_type, &pl->y, partial ? t->workspace : out,
                           CU_TENSOR_MAP_L2_PROMOTION_NONE, "cuTensorMapEncodeTiled (output)");
@@ -456,33 +460,30 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
     void *args[] = {&map_a, &map_b, &map_y, &params};
     if (pl->phases > 1) {   /* strided dgrad: one launch per stride phase, each with its dy map */
         for (int i = 0; i < pl->phases && st == CONVCAT_OK; ++i) {
-            cvc_params phase = pl->phase_params[i];
-            phase.y = params.y, phase.c = params.c, phase.alpha = params.alpha, phase.beta = params.beta;
-            if (phase.k_iters == 0) {   /* no tap reaches the phase: KEY_fill writes beta * C */
-                const int64_t blocks = cvc_ceil_div(phase.gemm_m, 8);   /* a warp a row */
-                CUlaunchConfig fcfg = {.gridDimX = (unsigned)(blocks < pl->helper_grid ? blocks : pl->helper_grid),
-                                       .gridDimY = 1, .gridDimZ = 1, .blockDimX = 256, .blockDimY = 1,
-                                       .blockDimZ = 1, .hStream = (CUstream)stream};
-                void *fargs[] = {&phase};
-                st = cvc_cuda_check(drv->cuLaunchKernelEx(&fcfg, (CUfunction)pl->helper, fargs, NULL),
-                                    "stride-phase fill");
+            params = pl->phase_params[i];
+            params.y = out, params.c = t->beta != 0.0f ? t->c : NULL, params.alpha = t->alpha, params.beta = t->beta;
+            if (params.k_iters == 0) {   /* no tap reaches the phase: KEY_fill writes beta * C */
+                const int64_t blocks = cvc_ceil_div(params.gemm_m, 8);   /* a warp a row */
+                const unsigned grid[3] = {(unsigned)(blocks < pl->helper_grid ? blocks : pl->helper_grid), 1, 1};
+                void *fargs[] = {&params};
+                st = launch_helper(drv, pl->helper, grid, 256, 1, fargs, stream, "stride-phase fill");
                 continue;
             }
             const cvc_operand_desc a = {.im2col = true, .i = pl->phase_a[i]};
             st = encode_operand(drv, &map_a, p->a_type, &a, in_a, "cuTensorMapEncodeIm2col (dy, stride phase)");
             cfg.gridDimX = (unsigned)pl->phase_grid[i];
-            void *phase_args[] = {&map_a, &map_b, &map_y, &phase};
             if (st == CONVCAT_OK)
-                st = cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, phase_args, NULL), pl->e->key);
+                st = cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
         }
         return st;
     }
-    st = cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
+    st = encode_operand(drv, &map_a, p->a_type, &pl->a, in_a, "cuTensorMapEncode (A operand)");
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
     if (st != CONVCAT_OK || !partial)
         return st;
     /* Split-K: the reduction, in stream order after the slices. */
-    CUlaunchConfig rcfg = {.gridDimX = (unsigned)pl->helper_grid, .gridDimY = 1, .gridDimZ = 1,
-                           .blockDimX = 256, .blockDimY = 1, .blockDimZ = 1, .hStream = (CUstream)stream};
+    const unsigned grid[3] = {(unsigned)pl->helper_grid, 1, 1};
     void *rargs[] = {&params};
-    return cvc_cuda_check(drv->cuLaunchKernelEx(&rcfg, (CUfunction)pl->helper, rargs, NULL), "split-K reduction");
+    return launch_helper(drv, pl->helper, grid, 256, 1, rargs, stream, "split-K reduction");
 }

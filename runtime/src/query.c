@@ -133,17 +133,16 @@ double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
         compute_us = 0.0;
         for (int i = 0; i < phases; ++i) {
             cvc_dgrad_phase ph;
+            cvc_params kp = {0};
             cvc_dgrad_phase_at(p, i, &ph);
-            const cvc_phase_axis *x = ph.axis;
-            const int64_t m = (int64_t)p->n * x[0].pixels * x[1].pixels * x[2].pixels;
-            const int64_t ctm = cvc_ceil_div(cvc_ceil_div(m, k->tile_m), k->cluster_m);
-            const int64_t ctn = cvc_ceil_div(cvc_ceil_div(p->c, k->tile_n), k->cluster_n);
-            const int64_t iters = (int64_t)x[0].taps * x[1].taps * x[2].taps * cvc_ceil_div(p->k, k->tile_k);
-            if (iters == 0) {   /* KEY_fill writes the phase's dx pixels */
-                compute_us += (double)m * p->c * cvc_dtype_bytes(p->out_type) / DRAM_BYTES_PER_US + PHASE_LAUNCH_US;
+            cvc_phase_params(e, p, &ph, &kp);   /* the plan's own numbers for the launch */
+            if (kp.k_iters == 0) {   /* KEY_fill writes the phase's dx pixels */
+                compute_us += (double)kp.gemm_m * p->c * cvc_dtype_bytes(p->out_type) / DRAM_BYTES_PER_US +
+                              PHASE_LAUNCH_US;
                 continue;
             }
-            compute_us += (double)waves_of(ctm * ctn * cluster, sms, cluster) * ((double)iters * stage_us + fixed_us) +
+            const int64_t ctas = (int64_t)kp.cluster_tiles_m * kp.cluster_tiles_n * cluster;
+            compute_us += (double)waves_of(ctas, sms, cluster) * ((double)kp.k_iters * stage_us + fixed_us) +
                           PHASE_LAUNCH_US;
         }
     }
