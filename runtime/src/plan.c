@@ -471,9 +471,18 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
             }
             const cvc_operand_desc a = {.im2col = true, .i = pl->phase_a[i]};
             st = encode_operand(drv, &map_a, p->a_type, &a, in_a, "cuTensorMapEncodeIm2col (dy, stride phase)");
-            cfg.gridDimX = (unsigned)pl->phase_grid[i];
+            /* After the first phase, a phase may start on the SMs the previous one frees: the
+             * phases write disjoint pixels, and each kernel waits for its predecessor before it
+             * ends (griddepcontrol in the template), so the stream's order holds. */
+            CUlaunchAttribute attrs[2] = {attr, {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                                                 .value.programmaticStreamSerializationAllowed = 1}};
+            const bool overlap = i > 0 && pl->e->k.arch == CONVCAT_ARCH_SM90A;   /* sm100a: no griddepcontrol */
+            CUlaunchConfig phase_cfg = cfg;
+            phase_cfg.gridDimX = (unsigned)pl->phase_grid[i];
+            phase_cfg.attrs = pl->cluster > 1 ? attrs : &attrs[1];
+            phase_cfg.numAttrs = (pl->cluster > 1) + overlap;
             if (st == CONVCAT_OK)
-                st = cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
+                st = cvc_cuda_check(drv->cuLaunchKernelEx(&phase_cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
         }
         return st;
     }

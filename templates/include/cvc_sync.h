@@ -130,6 +130,20 @@ CVC_DEV uint32_t cvc_nclusterid_x(void)
     return r;
 }
 
+/* Programmatic dependent launch (sm_90): let the next kernel of the stream, launched with
+ * programmatic stream serialization, start on SMs this grid frees; and wait until the
+ * kernel before this one in the stream has finished and its writes are visible.  Both are
+ * no-ops for a launch without the attribute. */
+CVC_DEV void cvc_launch_dependents(void)
+{
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+CVC_DEV void cvc_wait_prerequisite(void)
+{
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
 /* Whole-cluster barrier.  Not .aligned: threads of one warp may reach it at
  * different times (the producer lane arrives after its siblings). */
 CVC_DEV void cvc_cluster_sync(void)
