@@ -47,7 +47,8 @@ def entry(key: space.Key, registers: int, blob_crc: int, offset: int, size: int)
                        cfg.a_box_cols, cfg.b_box_rows, cfg.b_box_cols, space.SWIZZLE_BYTES, blob_crc,
                        offset, size)
     rec += struct.pack("<2H", cfg.y_box_rows, cfg.y_box_cols)
-    assert len(rec) == 172, len(rec)
+    rec += struct.pack("<2B2H", key.fallback_m, key.fallback_n, cfg.fb_a_box_rows, cfg.fb_b_box_rows)
+    assert len(rec) == 178, len(rec)
     return rec.ljust(ENTRY_BYTES, b"\0")
 
 

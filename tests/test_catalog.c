@@ -334,6 +334,53 @@ static void test_index_fields_disagreeing_with_the_key_are_corrupt(void)
     }
     fix_crcs(f);
     expect_open(f, CONVCAT_OK, NULL);
+    /* A dynamic cluster's fallback shape (172, 173) is the key's too. */
+    for (size_t field = 172; field <= 173; ++field) {
+        uint8_t *r = record(f, last);
+        const uint8_t saved = r[field];
+        r[field] = (uint8_t)(saved + 1);
+        fix_crcs(f);
+        expect_open(f, CONVCAT_ERR_CORRUPT, "fallback cluster fields disagree");
+        r[field] = saved;
+    }
+    /* Its box rows (174, 176) are set exactly when the key has a fallback. */
+    for (size_t at = 174; at <= 176; at += 2) {
+        uint8_t *r = record(f, last);
+        const uint16_t saved = (uint16_t)(r[at] | r[at + 1] << 8);
+        wr16(r + at, saved ? 0 : 64);
+        fix_crcs(f);
+        expect_open(f, CONVCAT_ERR_CORRUPT, "fallback box fields");
+        wr16(r + at, saved);
+    }
+    fix_crcs(f);
+    expect_open(f, CONVCAT_OK, NULL);
+    free(f);
+}
+
+/* A dynamic-cluster key whose shapes break the rules (here: an sm90a one, made by
+ * renaming the arch of an entry) is refused at open, with the generator's reason. */
+static void test_dynamic_cluster_shapes_are_checked_at_open(void)
+{
+    size_t dyn = SIZE_MAX;
+    for (size_t i = 0; i < count_of(orig) && dyn == SIZE_MAX; ++i)
+        if (strstr((const char *)record(orig, i), "f1x1_") || strstr((const char *)record(orig, i), "f2x1_"))
+            dyn = i;
+    if (dyn == SIZE_MAX) {
+        printf(" (no dynamic-cluster entry in this catalog)");
+        return;
+    }
+    uint8_t *f = copy_of_catalog();
+    uint8_t *r = record(f, dyn);
+    r[172] = r[127], r[173] = r[128];   /* fallback = preferred: not smaller */
+    char key[CVC_KEY_BYTES];
+    snprintf(key, sizeof key, "%s", (const char *)r);
+    char *fb = strstr(key, "f") ? strchr(strstr(key, "_c"), 'f') : NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fb);
+    fb[1] = (char)('0' + r[127]), fb[3] = (char)('0' + r[128]);
+    memset(r, 0, CVC_KEY_BYTES);
+    memcpy(r, key, strlen(key));
+    fix_crcs(f);
+    expect_open(f, CONVCAT_ERR_CORRUPT, "must be smaller than the preferred one");
     free(f);
 }
 
@@ -451,7 +498,7 @@ static void test_nonzero_reserved_bytes_are_corrupt(void)
         f[reserved[i]] = 0;
     }
     uint8_t *r = record(f, 0);
-    const size_t in_record[] = {129, 172, 200, 255};
+    const size_t in_record[] = {129, 178, 200, 255};
     for (size_t i = 0; i < CVC_ARRAY_LEN(in_record); ++i) {
         r[in_record[i]] = 0x80;
         fix_crcs(f);
@@ -684,6 +731,7 @@ int main(void)
         {"a flipped byte is corrupt", test_a_flipped_byte_is_corrupt},
         {"version bumps are version errors", test_version_bumps_are_version_errors},
         {"index fields disagreeing with the key are corrupt", test_index_fields_disagreeing_with_the_key_are_corrupt},
+        {"dynamic cluster shapes are checked at open", test_dynamic_cluster_shapes_are_checked_at_open},
         {"launch fields are range-checked", test_launch_fields_are_range_checked},
         {"unsorted or duplicate keys are corrupt", test_unsorted_or_duplicate_keys_are_corrupt},
         {"blobs outside the file are corrupt", test_blobs_outside_the_file_are_corrupt},

@@ -511,6 +511,35 @@ static void test_autotune_dgrad(void) { autotune_picks_a_verified_kernel_and_rem
 static void test_autotune_wgrad(void) { autotune_picks_a_verified_kernel_and_remembers_it(CONVCAT_WGRAD); }
 
 /* The current test's name is the kernel key. */
+/* Dynamic-cluster entries (sm100a) on a device of another arch: the plan is refused
+ * with the arch reason before anything launches (on an sm_100 device they are
+ * registered and verified as every other kernel of its arch). */
+static void test_dynamic_entries_of_another_arch_are_refused(void)
+{
+    convcat_arch arch;
+    convcat_device_arch(&arch, NULL);
+    size_t seen = 0;
+    for (size_t i = 0; i < convcat_count(catalog); ++i) {
+        convcat_entry_info e;
+        convcat_entry_info_get(catalog, i, &e);
+        if (!e.fallback_m || e.arch == arch)
+            continue;
+        ++seen;
+        const shape sh = P2(2, 16, 16, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1);
+        const convcat_problem p = entry_problem(&e, &sh);
+        char why[192];
+        CU_ASSERT_EQUAL(convcat_check(catalog, i, &p, why, sizeof why), CONVCAT_OK);
+        convcat_plan *plan = NULL;
+        const convcat_status st = convcat_plan_create(catalog, &p, i, &plan);
+        CU_ASSERT_EQUAL(st, CONVCAT_ERR_NO_DEVICE);
+        CU_ASSERT_PTR_NULL(plan);
+        CU_ASSERT_PTR_NOT_NULL(strstr(convcat_last_error(), "is sm100a code"));
+        if (st != CONVCAT_ERR_NO_DEVICE)
+            printf("\n  %s: %s", e.key, convcat_last_error());
+    }
+    printf(" (%zu dynamic-cluster entries of another arch)", seen);
+}
+
 static void test_kernel(void)
 {
     const char *key = CU_get_current_test()->pName;
@@ -624,6 +653,8 @@ int main(int argc, char **argv)
             CU_add_test(checks, strdup(n2), tuners[op]);
         }
     }
+    CU_add_test(CU_add_suite("dynamic clusters", NULL, NULL), "dynamic_entries_of_another_arch_are_refused",
+                test_dynamic_entries_of_another_arch_are_refused);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     const unsigned failed = CU_get_number_of_tests_failed();

@@ -227,6 +227,121 @@ static void test_tf32_and_fp8_channel_rules(void)
     }
 }
 
+/* Dynamic clusters: the shape rules of sm100.why_invalid, with its reasons (tests/test_sm100.py,
+ * test_rules_both_ways, holds the same keys). */
+static void test_dynamic_rules(void)
+{
+    static const struct { const char *key, *reason; } cases[] = {
+        {"sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1f1x1_1sm", NULL},
+        {"sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x2f1x1_1sm", NULL},
+        {"sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x2f1x1_1sm", NULL},
+        {"sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x2f2x1_1sm", NULL},
+        {"sm100a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s6_c2x2f2x1_2sm", NULL},
+        {"sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_1sm", NULL},   /* static */
+        {"sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1f1x1_coop", "sm90a has no preferred-cluster launch"},
+        {"sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1f2x1_1sm", "must be smaller than the preferred one"},
+        {"sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1f1x1_1sm", "must be smaller than the preferred one"},
+        {"sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x2f1x2_1sm", "consecutive ranks (x fastest)"},
+        {"sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x2f3x1_1sm", "must tile the preferred cluster"},
+        {"sm100a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s6_c2x2f1x1_2sm", "fallback cluster 1x1: a 2sm MMA pairs"},
+    };
+    for (size_t i = 0; i < CVC_ARRAY_LEN(cases); ++i) {
+        cvc_key k;
+        char why[192] = "";
+        CU_ASSERT_TRUE_FATAL(cvc_key_parse(cases[i].key, &k, why, sizeof why));
+        const bool ok = cvc_dynamic_cluster_valid(&k, why, sizeof why);
+        CU_ASSERT_EQUAL(ok, cases[i].reason == NULL);
+        if (cases[i].reason)
+            UNIT_ASSERT_MENTIONS(why, cases[i].reason);
+    }
+}
+
+/* A dynamic entry's two descriptor sets: the preferred shape's boxes (as its static
+ * twin's) and the fallback shape's (as the fallback's static twin's); the problem
+ * rules check both, and the persistent grid is a multiple of the preferred cluster. */
+static void check_two_sets(const char *dyn, const char *pref_key, const char *fb_key, convcat_op op)
+{
+    const cvc_entry e = sm100_entry(dyn), pref = sm100_entry(pref_key), fbk = sm100_entry(fb_key);
+    const cvc_entry fb = cvc_entry_fallback(&e);
+    CU_ASSERT_EQUAL(fb.k.cluster_m, fbk.k.cluster_m);
+    CU_ASSERT_EQUAL(fb.k.cluster_n, fbk.k.cluster_n);
+    CU_ASSERT_FALSE(cvc_key_dynamic(&fb.k));
+    convcat_problem p = unit_problem(op, 2, CONVCAT_BF16, CONVCAT_BF16);
+    for (int m = 0; m < MUTATIONS; ++m) {
+        const convcat_problem q = mutate(p, m);
+        char w[192] = "", wp[192] = "";
+        const convcat_status s = cvc_check_entry(&e, &q, w, sizeof w);
+        CU_ASSERT_EQUAL(s, cvc_check_entry(&pref, &q, wp, sizeof wp));   /* boxes never decide here */
+        if (s != CONVCAT_OK || q.op != op)
+            continue;
+        cvc_operand_desc a[4], b[4];
+        memset(a, 0, sizeof a), memset(b, 0, sizeof b);
+        cvc_tma_operands(&e, &q, &a[0], &b[0]);
+        cvc_tma_operands(&pref, &q, &a[1], &b[1]);
+        cvc_tma_operands(&fb, &q, &a[2], &b[2]);
+        cvc_tma_operands(&fbk, &q, &a[3], &b[3]);
+        CU_ASSERT_EQUAL(memcmp(&a[0], &a[1], sizeof a[0]), 0);
+        CU_ASSERT_EQUAL(memcmp(&b[0], &b[1], sizeof b[0]), 0);
+        CU_ASSERT_EQUAL(memcmp(&a[2], &a[3], sizeof a[0]), 0);
+        CU_ASSERT_EQUAL(memcmp(&b[2], &b[3], sizeof b[0]), 0);
+        if (q.op == CONVCAT_DGRAD)
+            for (int i = 0; i < cvc_dgrad_phase_count(&q); ++i) {
+                cvc_dgrad_phase ph;
+                cvc_dgrad_phase_at(&q, i, &ph);
+                cvc_im2col_desc d0, d1;
+                memset(&d0, 0, sizeof d0), memset(&d1, 0, sizeof d1);
+                cvc_tma_dgrad_a(&fb, &q, &ph, &d0);
+                cvc_tma_dgrad_a(&fbk, &q, &ph, &d1);
+                CU_ASSERT_EQUAL(memcmp(&d0, &d1, sizeof d0), 0);
+            }
+    }
+}
+
+static void test_dynamic_descriptor_sets(void)
+{
+    check_two_sets("sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1f1x1_1sm",
+                   "sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_1sm",
+                   "sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm", CONVCAT_FPROP);
+    check_two_sets("sm100a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s5_c2x2f2x1_1sm",
+                   "sm100a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s5_c2x2_1sm",
+                   "sm100a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s5_c2x1_1sm", CONVCAT_DGRAD);
+    check_two_sets("sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x256x64_s6_c2x2f2x1_2sm",
+                   "sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x256x64_s6_c2x2_2sm",
+                   "sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x256x64_s6_c2x1_2sm", CONVCAT_WGRAD);
+
+    /* Box sizes per shape, by hand: 2x1 fprop splits B (64 rows) and falls back to whole tiles. */
+    const cvc_entry e = sm100_entry("sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1f1x1_1sm");
+    const convcat_problem p = unit_problem(CONVCAT_FPROP, 2, CONVCAT_BF16, CONVCAT_BF16);
+    cvc_im2col_desc a;
+    cvc_tiled_desc b;
+    unit_fprop_descs(&e, &p, &a, &b);
+    CU_ASSERT_EQUAL(a.pixels_per_column, 128);
+    CU_ASSERT_EQUAL(b.box[b.rank - 1], 64);
+    const cvc_entry fb = cvc_entry_fallback(&e);
+    unit_fprop_descs(&fb, &p, &a, &b);
+    CU_ASSERT_EQUAL(a.pixels_per_column, 128);
+    CU_ASSERT_EQUAL(b.box[b.rank - 1], 128);
+
+    /* The fallback set is checked too: a fallback box the TMA unit refuses refuses the problem. */
+    cvc_entry broken = e;
+    broken.fb_b_box_rows = 512;
+    char why[192] = "";
+    UNIT_ASSERT_STATUS(cvc_check_entry(&broken, &p, why, sizeof why), CONVCAT_ERR_UNSUPPORTED);
+    UNIT_ASSERT_MENTIONS(why, "fallback cluster 1x1: filters: box extent 512");
+
+    /* Persistent grid: whole preferred clusters; fallback clusters count when they place more CTAs. */
+    cvc_params k;
+    memset(&k, 0, sizeof k);
+    k.cluster_tiles_m = 10, k.cluster_tiles_n = 10, k.splits = 1;
+    CU_ASSERT_EQUAL(cvc_dynamic_fit(60, 0, 2, 0), 60);        /* static */
+    CU_ASSERT_EQUAL(cvc_dynamic_fit(60, 148, 2, 1), 74);      /* 148 single CTAs = 74 pairs */
+    CU_ASSERT_EQUAL(cvc_dynamic_fit(37, 70, 4, 2), 37);       /* 2x2 preferred, 2x1 fallback */
+    CU_ASSERT_EQUAL(cvc_dynamic_fit(30, 70, 4, 2), 35);
+    CU_ASSERT_EQUAL(cvc_grid_for(&k, cvc_dynamic_fit(30, 70, 4, 2), 4) % 4, 0);
+    CU_ASSERT_EQUAL(cvc_grid_for(&k, 35, 4), 140);
+    CU_ASSERT_EQUAL(cvc_grid_for(&k, 500, 4), 400);           /* at most one cluster per cluster tile */
+}
+
 /* Every sm100a entry of the built catalog: index fields as sm100.py derives them, base problem accepted. */
 static void test_catalog_entries(void)
 {
@@ -235,7 +350,7 @@ static void test_catalog_entries(void)
     convcat_catalog *cat = NULL;
     UNIT_ASSERT_STATUS(convcat_open(path, &cat), CONVCAT_OK);
     CU_ASSERT_PTR_NOT_NULL_FATAL(cat);
-    size_t n100 = 0;
+    size_t n100 = 0, n_dynamic = 0;
     for (size_t i = 0; i < cat->count; ++i) {
         const cvc_entry *e = &cat->entries[i];
         if (e->k.arch != CONVCAT_ARCH_SM100A)
@@ -250,6 +365,9 @@ static void test_catalog_entries(void)
         CU_ASSERT_EQUAL(e->a_box_cols, want.a_box_cols);
         CU_ASSERT_EQUAL(e->b_box_rows, want.b_box_rows);
         CU_ASSERT_EQUAL(e->b_box_cols, want.b_box_cols);
+        CU_ASSERT_EQUAL(e->fb_a_box_rows, want.fb_a_box_rows);   /* 0 for a static cluster */
+        CU_ASSERT_EQUAL(e->fb_b_box_rows, want.fb_b_box_rows);
+        CU_ASSERT_TRUE(cvc_dynamic_cluster_valid(&e->k, NULL, 0));
         CU_ASSERT_EQUAL(e->y_box_rows, 32);
         CU_ASSERT_EQUAL(e->y_box_cols * cvc_dtype_bytes(e->k.out), 128);
         CU_ASSERT_TRUE(cvc_dgrad_scatters(&e->k) == (e->k.op == CONVCAT_DGRAD));   /* every dgrad has KEY_fill */
@@ -268,7 +386,12 @@ static void test_catalog_entries(void)
         convcat_entry_info info;
         UNIT_ASSERT_STATUS(convcat_entry_info_get(cat, i, &info), CONVCAT_OK);
         CU_ASSERT_EQUAL(info.arch, CONVCAT_ARCH_SM100A);
+        CU_ASSERT_EQUAL(info.fallback_m, e->k.fallback_m);
+        CU_ASSERT_EQUAL(info.fallback_n, e->k.fallback_n);
+        n_dynamic += cvc_key_dynamic(&e->k);
     }
+    if (n100)
+        CU_ASSERT_TRUE(n_dynamic > 0);   /* the ci and default specs hold dynamic-cluster kernels */
     if (n100 == 0)
         printf("\n    (no sm100a entries in this catalog: built with -Darches=sm90a)");
     convcat_close(cat);
@@ -282,6 +405,8 @@ int main(void)
         {"dgrad entries answer as sm90a ones", test_dgrad_answers_as_sm90a},
         {"wgrad entries answer as sm90a ones", test_wgrad_answers_as_sm90a},
         {"tf32 and fp8 channel rules", test_tf32_and_fp8_channel_rules},
+        {"dynamic cluster rules", test_dynamic_rules},
+        {"dynamic cluster descriptor sets", test_dynamic_descriptor_sets},
         {"sm100a entries of the catalog", test_catalog_entries},
         CU_TEST_INFO_NULL,
     };

@@ -188,6 +188,12 @@ class Rules(unittest.TestCase):
             else:
                 self.assertEqual((c.b_box_rows, c.b_box_cols),
                                  (k.tile_k if k.schedule == "2sm" else k.tile_k // k.cluster_m, 64))
+            if k.dynamic:   # the fallback set: the same formulas over the fallback shape
+                fb_b = k.tile_k if k.schedule == "2sm" else k.tile_k // k.fallback_m
+                self.assertEqual(c.fb_a_box_rows, (k.tile_k if ta else k.tile_m) // k.fallback_n)
+                self.assertEqual(c.fb_b_box_rows, fb_b if tb else k.tile_n // k.fallback_m)
+            else:
+                self.assertEqual((c.fb_a_box_rows, c.fb_b_box_rows), (0, 0))
             self.assertEqual(c.y_box_rows, 32)
             self.assertEqual(c.y_box_cols * space.ELEM_BYTES[k.out], 128)
             self.assertLessEqual(c.smem_bytes, space.SMEM_OPTIN_BYTES["sm100a"])
@@ -235,6 +241,97 @@ class Rules(unittest.TestCase):
         self.assertIn("tcgen05.mma.cta_group::2.kind::f16", pair)
         self.assertEqual(render.template_name(d), "sm100a_conv.cu.j2")
         self.assertEqual(render.template_name(variant(ONE)), "sm100a_conv.cu.j2")
+
+
+DYN = "sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1f1x1_1sm"
+DYN_PAIR = "sm100a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s6_c2x2f2x1_2sm"
+
+
+class DynamicClusters(unittest.TestCase):
+    """Keys _cMxNfMxN_: prefer MxN, any cluster may form as the f-shape instead."""
+
+    def test_key_grammar(self):
+        k = space.parse(DYN)
+        self.assertEqual((k.cluster_m, k.cluster_n, k.fallback_m, k.fallback_n), (2, 1, 1, 1))
+        self.assertTrue(k.dynamic)
+        self.assertEqual(k.cluster, (2, 1, 1, 1))
+        self.assertEqual(k.name(), DYN)
+        static = space.parse(ONE)   # old keys parse unchanged, with no fallback
+        self.assertEqual((static.fallback_m, static.fallback_n), (0, 0))
+        self.assertFalse(static.dynamic)
+        self.assertEqual(static.cluster, (1, 1))
+        blocks = spec.parse("[d]\narch sm100a\nop fprop\ndims 2d\ndtypes bf16_bf16_f32_bf16\n"
+                            "tile 128x128x64\nstages 4\ncluster 2x1f1x1 1x1\nschedule 1sm\n")
+        valid, _ = spec.expand(blocks)
+        self.assertEqual(sorted(v.name() for v in valid), sorted([DYN, DYN.replace("c2x1f1x1", "c1x1")]))
+        with self.assertRaises(ValueError):
+            spec.parse("[d]\narch sm100a\nop fprop\ndims 2d\ndtypes bf16_bf16_f32_bf16\n"
+                       "tile 128x128x64\nstages 4\ncluster 2x1f1\nschedule 1sm\n")
+
+    def test_rules_both_ways(self):
+        ok = lambda k: space.is_valid(space.parse(k))
+        for good in (DYN, DYN_PAIR, DYN.replace("c2x1f1x1", "c1x2f1x1"), DYN.replace("c2x1f1x1", "c2x2f1x1"),
+                     DYN.replace("c2x1f1x1", "c2x2f2x1"), DYN.replace("fprop_2d", "dgrad_3d"),
+                     DYN_PAIR.replace("fprop", "wgrad")):
+            self.assertEqual(ok(good), (True, ""), good)
+        # (key, reason); runtime/src/key.c cvc_dynamic_cluster_valid gives the same shape reasons
+        # (tests/test_sm100.c, test_dynamic_rules)
+        bad = [
+            (DYN.replace("sm100a", "sm90a").replace("1sm", "coop"), "sm90a has no preferred-cluster launch"),
+            (DYN.replace("f1x1", "f2x1"), "must be smaller than the preferred one"),
+            (DYN.replace("c2x1f1x1", "c1x1f1x1"), "must be smaller than the preferred one"),
+            (DYN.replace("c2x1f1x1", "c2x2f1x2"), "consecutive ranks (x fastest)"),
+            (DYN.replace("c2x1f1x1", "c2x2f3x1"), "must tile the preferred cluster"),
+            (DYN_PAIR.replace("f2x1", "f1x1"), "fallback cluster 1x1: a 2sm MMA pairs"),
+            (DYN_PAIR.replace("c2x2f2x1", "c1x2f1x1"), "cluster 1x2: a 2sm MMA pairs"),
+            (DYN.replace("c2x1f1x1", "c4x1f2x1"), "cluster 4x1: 1x1, 2x1, 1x2 or 2x2"),
+            (DYN.replace("_s4_", "_s9_"), "stages 9"),   # the preferred key's own rules first
+        ]
+        for key, reason in bad:
+            valid, why = ok(key)
+            self.assertFalse(valid, key)
+            self.assertIn(reason, why, key)
+
+    def test_two_descriptor_sets(self):
+        """The index carries both shapes' boxes: a slice of the tile (multicast) or all of it."""
+        c = space.derive(space.parse(DYN))
+        self.assertEqual((c.a_box_rows, c.b_box_rows), (128, 64))        # 2x1: B split along x
+        self.assertEqual((c.fb_a_box_rows, c.fb_b_box_rows), (128, 128))  # 1x1: whole tiles
+        c = space.derive(space.parse(DYN.replace("c2x1f1x1", "c2x2f2x1")))
+        self.assertEqual((c.a_box_rows, c.b_box_rows, c.fb_a_box_rows, c.fb_b_box_rows), (64, 64, 128, 64))
+        c = space.derive(space.parse(DYN_PAIR))                          # the pair splits B in both
+        self.assertEqual((c.a_box_rows, c.b_box_rows, c.fb_a_box_rows, c.fb_b_box_rows), (64, 128, 128, 128))
+        w = space.derive(space.parse(DYN_PAIR.replace("fprop", "wgrad")))  # MN-major: K rows
+        self.assertEqual((w.a_box_rows, w.b_box_rows, w.fb_a_box_rows, w.fb_b_box_rows), (32, 64, 64, 64))
+        # everything else is the preferred static kernel's
+        pref = space.derive(space.parse(DYN.replace("f1x1", "")))
+        self.assertEqual(dataclasses.replace(c := space.derive(space.parse(DYN)), key=pref.key, fb_a_box_rows=0,
+                                             fb_b_box_rows=0), pref)
+
+    def test_render(self):
+        src = render.render(space.parse(DYN))
+        self.assertIn("NOT EXECUTED ON ANY GPU", src)
+        self.assertIn("const bool fallback = cvc_cluster_nctaid_x() == FB_CTAS;", src)
+        self.assertIn("FB_CLUSTER_M = 1, FB_CTAS = 1,", src)
+        self.assertIn("FB_A_SLICE = 128, FB_B_SLICE = 128, FB_EMPTY_ARRIVALS = 1,", src)
+        self.assertIn("A_SLICE = 128, B_SLICE = 64", src)
+        self.assertIn("fallback ? &p.tmap_a_fb : &tmap_a", src)
+        self.assertIn("fallback ? &p.tmap_b_fb : &tmap_b", src)
+        self.assertIn("cvc_mbar_init(empty_bar + 8 * s, sh.empty_arrivals)", src)
+        self.assertIn("(uint16_t)(sh.b_mask_base << (sh.cluster_m * cy))", src)
+        self.assertIn("tile_at(p, ct, tx, ty)", src)          # tiles follow the preferred shape
+        self.assertIn("first = blockIdx.x / PREF_CTAS", src)
+        self.assertNotIn("cvc_clusterid_x()", src)
+        self.assertNotIn("__cluster_dims__", src)
+        pair = render.render(space.parse(DYN_PAIR))
+        self.assertIn("tcgen05.mma.cta_group::2.kind::f16", pair)
+        self.assertIn("FB_CLUSTER_M = 2, FB_CTAS = 2,", pair)
+        self.assertIn("(uint16_t)sh.all_mask", pair)
+        # static kernels keep their compile-time shape
+        static = render.render(variant(ONE, cluster_m=2))
+        self.assertIn("cvc_clusterid_x()", static)
+        self.assertNotIn("shape_t", static)
+        self.assertNotIn("tmap_a_fb", static)
 
 
 if __name__ == "__main__":

@@ -146,13 +146,19 @@ static inline cvc_entry unit_entry(const char *key)
     /* As space.derive: MN-major operands (dgrad B, wgrad A and B) load 64-wide
      * columns of a slice of the stage's K rows. */
     const int swz = 128 / cvc_dtype_bytes(e.k.a);
-    e.a_box_rows = e.k.op == CONVCAT_WGRAD ? e.k.tile_k / e.k.cluster_n : e.k.tile_m / e.k.cluster_n;
-    e.a_box_cols = e.k.op == CONVCAT_WGRAD ? swz : e.k.tile_k;
     const bool mn_b = e.k.op == CONVCAT_WGRAD || (e.k.op == CONVCAT_DGRAD && e.k.a != CONVCAT_TF32);
-    e.b_box_rows = mn_b ? e.k.tile_k / e.k.cluster_m : e.k.tile_n / e.k.cluster_m;
+    e.a_box_cols = e.k.op == CONVCAT_WGRAD ? swz : e.k.tile_k;
     e.b_box_cols = mn_b ? swz : e.k.tile_k;
-    if (mn_b && e.k.schedule == CONVCAT_2SM)   /* sm100.boxes: all K rows of a pair's half of N */
-        e.b_box_rows = e.k.tile_k;
+    /* The box rows of a cluster shape: the preferred one, and a dynamic cluster's fallback. */
+    for (int fb = 0; fb < 1 + cvc_key_dynamic(&e.k); ++fb) {
+        const int cm = fb ? e.k.fallback_m : e.k.cluster_m, cn = fb ? e.k.fallback_n : e.k.cluster_n;
+        int a_rows = e.k.op == CONVCAT_WGRAD ? e.k.tile_k / cn : e.k.tile_m / cn;
+        int b_rows = mn_b ? e.k.tile_k / cm : e.k.tile_n / cm;
+        if (mn_b && e.k.schedule == CONVCAT_2SM)   /* sm100.boxes: all K rows of a pair's half of N */
+            b_rows = e.k.tile_k;
+        *(fb ? &e.fb_a_box_rows : &e.a_box_rows) = a_rows;
+        *(fb ? &e.fb_b_box_rows : &e.b_box_rows) = b_rows;
+    }
     e.y_box_rows = 64;
     e.y_box_cols = 128 / (e.k.out == CONVCAT_F32 ? 4 : 2);
     e.swizzle_bytes = 128;

@@ -34,7 +34,7 @@ def _matches(key: space.Key, flt: dict) -> bool:
     vals = {"arch": key.arch, "op": key.op, "dims": key.dims,
             "dtypes": (key.a, key.b, key.acc, key.out),
             "tile": (key.tile_m, key.tile_n, key.tile_k), "stages": key.stages,
-            "cluster": (key.cluster_m, key.cluster_n), "schedule": key.schedule}
+            "cluster": key.cluster, "schedule": key.schedule}
     return all(vals[a] in v for a, v in flt.items())
 
 

@@ -122,7 +122,22 @@ def boxes(key: space.Key) -> tuple[int, int, int, int]:
     return a + b
 
 
+def static_twins(key: space.Key) -> tuple[space.Key, space.Key]:
+    """A dynamic cluster's two shapes as static keys: (preferred, fallback).
+
+    Each CTA runs in one of them, chosen per cluster at launch, and loads,
+    multicasts and frees stages exactly as that static kernel would; only the
+    tiles it computes follow the preferred shape (see the template)."""
+    pref = dataclasses.replace(key, fallback_m=0, fallback_n=0)
+    return pref, dataclasses.replace(pref, cluster_m=key.fallback_m, cluster_n=key.fallback_n)
+
+
 def derive(key: space.Key) -> space.Config:
+    if key.dynamic:
+        pref, fb = static_twins(key)
+        fcfg = derive(fb)
+        return dataclasses.replace(derive(pref), key=key, fb_a_box_rows=fcfg.a_box_rows,
+                                   fb_b_box_rows=fcfg.b_box_rows)
     u = umma(key)
     eb = space.ELEM_BYTES[key.a]
     a_stage = key.tile_m * key.tile_k * eb
@@ -148,6 +163,32 @@ def derive(key: space.Key) -> space.Config:
 
 
 def why_invalid(key: space.Key) -> str | None:
+    if not key.dynamic:
+        return _why_invalid_static(key)
+    # Dynamic: both shapes must be valid static kernels, and a fallback cluster
+    # must be a block of a preferred one.  Clusters launch linear in x (rank =
+    # x + M*y), and the device forms a fallback cluster from consecutive CTAs of
+    # a preferred cluster's place, so the fallback is whole rows of it.
+    pref, fb = static_twins(key)
+    why = _why_invalid_static(pref)
+    if why:
+        return why
+    fm, fn, cm, cn = key.fallback_m, key.fallback_n, key.cluster_m, key.cluster_n
+    shape = f"cluster {cm}x{cn} with fallback {fm}x{fn}"
+    if fm < 1 or fn < 1 or fm * fn >= cm * cn:
+        return f"{shape}: the fallback cluster must be smaller than the preferred one"
+    if cm % fm or cn % fn:
+        return f"{shape}: the fallback must tile the preferred cluster (divide M and N)"
+    if fn > 1 and fm != cm:
+        return (f"{shape}: a fallback cluster is consecutive ranks (x fastest) of a preferred one, "
+                f"so it is 1..{cm} x 1 or {cm} x N")
+    why = _why_invalid_static(fb)
+    if why:
+        return f"fallback {why}" if why.startswith("cluster ") else f"fallback cluster {fm}x{fn}: {why}"
+    return None
+
+
+def _why_invalid_static(key: space.Key) -> str | None:
     k = key
     if k.op not in space.OPS:
         return f"unknown op {k.op}"
@@ -212,23 +253,36 @@ def why_invalid(key: space.Key) -> str | None:
     return None
 
 
+def _shape(key: space.Key) -> dict:
+    """The numbers that depend on a (static) cluster shape: slices, masks, arrivals."""
+    cfg, u = derive(key), umma(key)
+    cm, cn = key.cluster_m, key.cluster_n
+    return dict(
+        # TMA multicast: A goes to the CTAs with our x (ranks x + CM*y), B to those with our y.
+        a_mask_base=sum(1 << (cm * y) for y in range(cn)) if cn > 1 else 0,
+        b_mask_base=(1 << cm) - 1 if cm > 1 and u.cta_group == 1 else 0,
+        # The MMA commit that frees a stage reaches every CTA that wrote into it.
+        # 1sm: the CTAs that share our A rows (x = cx) and our B rows (y = cy):
+        # COL_BASE << cx | ROW_BASE << CM*cy.  2sm: every CTA of the cluster.
+        col_base=sum(1 << (cm * y) for y in range(cn)), row_base=(1 << cm) - 1,
+        all_mask=(1 << (cm * cn)) - 1, a_slice=cfg.a_box_rows, b_slice=cfg.b_box_rows,
+        empty_arrivals=cfg.empty_arrivals)
+
+
 def context(key: space.Key) -> dict:
     """Template variables of templates/sm100a_conv.cu.j2."""
-    cfg, u = derive(key), umma(key)
+    dynamic = key.dynamic
+    pref, fb = static_twins(key)
+    cfg, u = derive(pref), umma(key)
     mn_a, mn_b = space.mn_major(key)
     swz = space.SWIZZLE_BYTES // space.ELEM_BYTES[key.a]
     cm, cn = key.cluster_m, key.cluster_n
     cluster = cm * cn > 1
-    # TMA multicast: A goes to the CTAs with our x (ranks x + CM*y), B to those with our y.
-    a_mask = sum(1 << (cm * y) for y in range(cn)) if cn > 1 else 0
-    b_mask = (1 << cm) - 1 if cm > 1 and u.cta_group == 1 else 0
-    # The MMA commit that frees a stage reaches every CTA that wrote into it.
-    # 1sm: the CTAs that share our A rows (x = cx) and our B rows (y = cy):
-    # COL_BASE << cx | ROW_BASE << CM*cy.  2sm: every CTA of the cluster.
-    col_base = sum(1 << (cm * y) for y in range(cn))
-    row_base = (1 << cm) - 1
+    shape = _shape(pref)
     out_bytes = space.ELEM_BYTES[key.out]
     return dict(
+        dynamic=dynamic, fm=key.fallback_m, fn=key.fallback_n,
+        fb=dict((k.upper(), v) for k, v in _shape(fb).items()) if dynamic else {},
         key=key.name(), op=key.op, dims=key.dims, mn_a=mn_a, mn_b=mn_b,
         scatter=space.dgrad_scatters(key),
         # 64-wide column boxes of an MN-major operand this CTA holds (2sm: B is half the tile's N)
@@ -237,10 +291,8 @@ def context(key: space.Key) -> dict:
         cm=cm, cn=cn, cluster=cluster, threads=cfg.threads, mma_m=u.mma_m, mma_n=u.mma_n,
         idesc=f"0x{u.idesc:08x}", acc_bufs=u.acc_bufs, tmem_cols=u.tmem_cols, k_steps=cfg.k_steps,
         row_bytes=space.SWIZZLE_BYTES, a_stage=cfg.a_stage_bytes, b_stage=cfg.b_stage_bytes,
-        a_slice=cfg.a_box_rows, b_slice=cfg.b_box_rows, tx_bytes=u.tx_bytes,
-        empty_arrivals=cfg.empty_arrivals, tmem_empty_arrivals=u.tmem_empty_arrivals,
-        a_mask_base=a_mask, b_mask_base=b_mask, col_base=col_base, row_base=row_base,
-        all_mask=(1 << (cm * cn)) - 1, y_rows=cfg.y_box_rows, y_cols=cfg.y_box_cols,
+        tx_bytes=u.tx_bytes, tmem_empty_arrivals=u.tmem_empty_arrivals, **shape,
+        y_rows=cfg.y_box_rows, y_cols=cfg.y_box_cols,
         epi_bytes=cfg.epi_bytes, out_bytes=out_bytes,
         umma_asm=(f"tcgen05.mma.cta_group::{u.cta_group}.kind::{u.kind} [%0], %1, %2, %3, p;"),
         pack_fn={"bf16": "cvc_pack_bf16x2", "f16": "cvc_pack_f16x2"}.get(key.out, ""),

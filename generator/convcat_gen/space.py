@@ -47,7 +47,9 @@ EPI_ROWS = 64                # rows of one epilogue store box (one m64 atom)    
 
 @dataclasses.dataclass(frozen=True, order=True)
 class Key:
-    """One kernel.  Field order is the order of the key string."""
+    """One kernel.  Field order is the order of the key string, but for the
+    fallback cluster: last here (0 x 0: a static cluster), it follows the
+    cluster in the key, c2x1f1x1 (prefer 2x1, fall back to 1x1)."""
     arch: str
     op: str
     dims: int
@@ -62,12 +64,27 @@ class Key:
     cluster_m: int
     cluster_n: int
     schedule: str
+    fallback_m: int = 0
+    fallback_n: int = 0
+
+    @property
+    def dynamic(self) -> bool:
+        """A dynamic cluster: launched preferring cluster_m x cluster_n, any
+        cluster may come out as fallback_m x fallback_n instead."""
+        return self.fallback_m > 0 or self.fallback_n > 0
+
+    @property
+    def cluster(self) -> tuple:
+        """(M, N), or (M, N, fallback M, fallback N) for a dynamic cluster: the spec's value."""
+        return ((self.cluster_m, self.cluster_n, self.fallback_m, self.fallback_n) if self.dynamic
+                else (self.cluster_m, self.cluster_n))
 
     def name(self) -> str:
         """The canonical key: file stem, extern "C" symbol, index key, test name."""
+        fb = f"f{self.fallback_m}x{self.fallback_n}" if self.dynamic else ""
         return (f"{self.arch}_{self.op}_{self.dims}d_{self.a}_{self.b}_{self.acc}_{self.out}_"
                 f"{self.tile_m}x{self.tile_n}x{self.tile_k}_s{self.stages}_"
-                f"c{self.cluster_m}x{self.cluster_n}_{self.schedule}")
+                f"c{self.cluster_m}x{self.cluster_n}{fb}_{self.schedule}")
 
     def __str__(self) -> str:
         return self.name()
@@ -75,7 +92,7 @@ class Key:
 
 _KEY_RE = re.compile(
     r"(sm90a|sm100a)_(fprop|dgrad|wgrad)_([123])d_([a-z0-9]+)_([a-z0-9]+)_([a-z0-9]+)_([a-z0-9]+)_"
-    r"([1-9][0-9]{0,3})x([1-9][0-9]{0,3})x([1-9][0-9]{0,3})_s([1-9][0-9]?)_c([1-9])x([1-9])_([a-z0-9]+)")
+    r"([1-9][0-9]{0,3})x([1-9][0-9]{0,3})x([1-9][0-9]{0,3})_s([1-9][0-9]?)_c([1-9])x([1-9])(?:f([1-9])x([1-9]))?_([a-z0-9]+)")
 
 
 def parse(text: str) -> Key:
@@ -87,15 +104,15 @@ def parse(text: str) -> Key:
     m = _KEY_RE.fullmatch(text)
     if not m:
         raise ValueError(f"'{text}' is not a key of the form "
-                         "ARCH_OP_Nd_A_B_ACC_OUT_MxNxK_sS_cMxN_SCHEDULE")
+                         "ARCH_OP_Nd_A_B_ACC_OUT_MxNxK_sS_cMxN[fMxN]_SCHEDULE")
     g = m.groups()
     for dt in g[3:7]:
         if dt not in DTYPES:
             raise ValueError(f"'{text}': unknown data type '{dt}'")
-    if g[13] not in SCHEDULES:
-        raise ValueError(f"'{text}': unknown schedule '{g[13]}'")
+    if g[15] not in SCHEDULES:
+        raise ValueError(f"'{text}': unknown schedule '{g[15]}'")
     key = Key(g[0], g[1], int(g[2]), g[3], g[4], g[5], g[6], int(g[7]), int(g[8]), int(g[9]),
-              int(g[10]), int(g[11]), int(g[12]), g[13])
+              int(g[10]), int(g[11]), int(g[12]), g[15], int(g[13] or 0), int(g[14] or 0))
     if key.name() != text:   # leading zeros and the like: one spelling per kernel
         raise ValueError(f"'{text}' is not canonical (expected '{key.name()}')")
     return key
@@ -130,6 +147,8 @@ class Config:
     empty_arrivals: int       # arrivals that free one stage in one CTA
     producer_regs: int
     consumer_regs: int
+    fb_a_box_rows: int = 0    # a dynamic cluster's fallback shape: its A and B box rows (0: static)
+    fb_b_box_rows: int = 0
 
 
 def _sm90_layout(key: Key):
@@ -242,6 +261,9 @@ def _why_invalid(key: Key) -> str | None:
     if k.arch == "sm100a":
         from . import sm100
         return sm100.why_invalid(k)
+    if k.dynamic:
+        return (f"cluster {k.cluster_m}x{k.cluster_n} with fallback {k.fallback_m}x{k.fallback_n}: "
+                "sm90a has no preferred-cluster launch; dynamic clusters are sm100a only")
     if k.op not in OPS:
         return f"unknown op {k.op}"
     if k.dims not in DIMS:
@@ -331,7 +353,7 @@ def product(arch=ARCHES, op=OPS, dims=DIMS, dtypes=None, tiles=None, stages=STAG
         dtypes = [(a, a, "f32", o) for a in DTYPES for o in DTYPES]
     if tiles is None:
         tiles = [(m, n, kk) for m in TILE_MN for n in TILE_MN for kk in TILE_K]
-    keys = {Key(ar, o, d, *dt, *t, s, *c, sc)
+    keys = {Key(ar, o, d, *dt, *t, s, c[0], c[1], sc, *c[2:])
             for ar, o, d, dt, t, s, c, sc in itertools.product(
                 arch, op, dims, dtypes, tiles, stages, clusters, schedules)}
     return sorted(keys, key=Key.name)
@@ -342,6 +364,8 @@ def _self_check():
     for tile_m, tile_n in itertools.product(TILE_MN, TILE_MN):
         k = Key("sm90a", "fprop", 2, "bf16", "bf16", "f32", "bf16", tile_m, tile_n, 64, 4, 1, 1, "coop")
         assert parse(k.name()) == k
+        dyn = dataclasses.replace(k, cluster_m=2, fallback_m=1, fallback_n=1)
+        assert parse(dyn.name()) == dyn and dyn.name().endswith("_c2x1f1x1_coop")
     assert SM90_PRODUCER_REGS * 128 + SM90_CONSUMER_REGS * 128 * SM90_CONSUMERS <= REGS_PER_SM
     assert SM90_PRODUCER_REGS % 8 == 0 and SM90_CONSUMER_REGS % 8 == 0
 

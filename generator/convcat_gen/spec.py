@@ -13,6 +13,9 @@ of the blocks, filtered by space.is_valid.
     stages    3 4
     cluster   1x1 2x1
     schedule  coop
+
+A cluster value MxNfMxN is a dynamic cluster (sm100a): prefer MxN, fall back
+to the second shape (space.Key.fallback_m, fallback_n).
 """
 from __future__ import annotations
 
@@ -42,10 +45,12 @@ def _parse_values(axis: str, words: list[str], where: str):
                 out.append(tuple(int(x) for x in w.split("x", 2)))
                 if len(out[-1]) != 3:
                     bad(w, "MxNxK")
-            elif axis == "cluster":
-                out.append(tuple(int(x) for x in w.split("x", 1)))
-                if len(out[-1]) != 2:
-                    bad(w, "MxN")
+            elif axis == "cluster":   # MxN, or MxNfMxN: a dynamic cluster and its fallback
+                pref, _, fb = w.partition("f")
+                out.append(tuple(int(x) for x in pref.split("x", 1)) +
+                           (tuple(int(x) for x in fb.split("x", 1)) if fb else ()))
+                if len(out[-1]) != (4 if fb else 2):
+                    bad(w, "MxN or MxNfMxN")
             elif axis == "stages":
                 out.append(int(w))
             else:

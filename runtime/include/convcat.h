@@ -118,6 +118,9 @@ typedef struct convcat_entry_info {
     int smem_bytes;   /**< dynamic shared memory per CTA */
     int registers;    /**< per thread at entry, from ptxas */
     size_t code_bytes;
+    /** Dynamic cluster (sm100a): launched preferring cluster_m x cluster_n, a cluster may
+     *  form as fallback_m x fallback_n instead.  0 x 0: a static cluster. */
+    int fallback_m, fallback_n;
 } convcat_entry_info;
 
 /** Map and verify a catalog file (header, index, every code blob's checksum). */

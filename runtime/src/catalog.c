@@ -51,7 +51,12 @@ static convcat_status read_entry(const uint8_t *file, size_t file_size, uint64_t
     if (!fields_match)
         return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu (%s): index fields disagree with the key",
                         i, e->key);
-    if (!all_zero(r + 172, CVC_ENTRY_BYTES - 172))
+    if (r[172] != k->fallback_m || r[173] != k->fallback_n)
+        return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu (%s): fallback cluster fields disagree with the key",
+                        i, e->key);
+    if (!cvc_dynamic_cluster_valid(k, why, sizeof why))
+        return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu: %s", i, why);
+    if (!all_zero(r + 178, CVC_ENTRY_BYTES - 178))
         return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu (%s): reserved bytes are not zero", i, e->key);
     e->threads = rd16(r + 130);
     e->smem_bytes = (int)rd32(r + 132);
@@ -63,6 +68,11 @@ static convcat_status read_entry(const uint8_t *file, size_t file_size, uint64_t
     e->swizzle_bytes = rd16(r + 146);
     e->y_box_rows = rd16(r + 168);
     e->y_box_cols = rd16(r + 170);
+    e->fb_a_box_rows = rd16(r + 174);
+    e->fb_b_box_rows = rd16(r + 176);
+    if (cvc_key_dynamic(k) ? e->fb_a_box_rows == 0 || e->fb_b_box_rows == 0 : e->fb_a_box_rows || e->fb_b_box_rows)
+        return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu (%s): fallback box fields %s", i, e->key,
+                        cvc_key_dynamic(k) ? "are zero for a dynamic cluster" : "are set for a static cluster");
     if (e->threads == 0 || e->threads > 1024 || e->smem_bytes < 0 || e->a_box_rows == 0 ||
         e->a_box_cols == 0 || e->b_box_rows == 0 || e->b_box_cols == 0 || e->y_box_rows == 0 ||
         e->y_box_cols == 0)
@@ -232,7 +242,8 @@ convcat_status convcat_entry_info_get(const convcat_catalog *cat, size_t index, 
         .tile_m = e->k.tile_m, .tile_n = e->k.tile_n, .tile_k = e->k.tile_k,
         .stages = e->k.stages, .cluster_m = e->k.cluster_m, .cluster_n = e->k.cluster_n,
         .schedule = e->k.schedule, .threads = e->threads, .smem_bytes = e->smem_bytes,
-        .registers = e->registers, .code_bytes = e->code_size};
+        .registers = e->registers, .code_bytes = e->code_size,
+        .fallback_m = e->k.fallback_m, .fallback_n = e->k.fallback_n};
     return CONVCAT_OK;
 }
 

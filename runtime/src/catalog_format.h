@@ -35,7 +35,9 @@
  * 152  u64 blob offset (from file start, 256-byte aligned, >= blobs offset)
  * 160  u64 blob size (a fatbin made by `fatbinary`)
  * 168  u16 output box rows  170 u16 output box columns (the epilogue's TMA store box)
- * 172  84 bytes reserved, zero
+ * 172  u8  fallback cluster M   173 u8 fallback cluster N (a dynamic cluster's, as the key says; 0: static)
+ * 174  u16 fallback A box rows  176 u16 fallback B box rows (the fallback shape's slices; 0: static)
+ * 178  78 bytes reserved, zero
  *
  * Blobs follow the index; each is one fatbin.
  * CRC-32 is the IEEE 802.3 polynomial (zlib's crc32).

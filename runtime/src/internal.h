@@ -47,12 +47,19 @@ typedef struct cvc_key {
     int stages;
     int cluster_m, cluster_n;
     convcat_schedule schedule;
+    int fallback_m, fallback_n;   /* a dynamic cluster's fallback shape ("_cMxNfMxN_"); 0, 0: static */
 } cvc_key;
 
 /* Parse a canonical key; false with a reason on failure. */
 bool cvc_key_parse(const char *text, cvc_key *out, char *why, size_t why_size);
 /* Print the canonical key; returns the length (snprintf semantics). */
 int cvc_key_print(const cvc_key *k, char *buf, size_t size);
+
+static inline bool cvc_key_dynamic(const cvc_key *k) { return k->fallback_m > 0 || k->fallback_n > 0; }
+/* Can a kernel prefer cluster_m x cluster_n and fall back to fallback_m x fallback_n?
+ * The shape rules of sm100.why_invalid (the generator refuses such keys; the
+ * runtime refuses a catalog entry that breaks them), with the same reasons. */
+bool cvc_dynamic_cluster_valid(const cvc_key *k, char *why, size_t why_size);
 
 /* ---- catalog (catalog.c) -------------------------------------------------- */
 
@@ -61,6 +68,7 @@ typedef struct cvc_entry {
     cvc_key k;
     int threads, smem_bytes, registers;
     int a_box_rows, a_box_cols, b_box_rows, b_box_cols, y_box_rows, y_box_cols, swizzle_bytes;
+    int fb_a_box_rows, fb_b_box_rows;   /* dynamic cluster: the fallback shape's box rows (0: static) */
     const uint8_t *code;
     size_t code_size;
     /* Lazily loaded code (context-independent CUlibrary / CUkernel). */
@@ -79,6 +87,19 @@ struct convcat_catalog {
     uint32_t id;          /* the index CRC: names this catalog's contents in tune caches */
     pthread_mutex_t lock; /* guards lazy code loading */
 };
+
+/* A dynamic-cluster entry as its fallback shape sees it: the same kernel with
+ * cluster = fallback and the fallback's box rows, so that cvc_tma_operands and
+ * cvc_tma_dgrad_a give the fallback descriptor set. */
+static inline cvc_entry cvc_entry_fallback(const cvc_entry *e)
+{
+    cvc_entry f = *e;
+    f.k.cluster_m = e->k.fallback_m, f.k.cluster_n = e->k.fallback_n;
+    f.k.fallback_m = f.k.fallback_n = 0;
+    f.a_box_rows = e->fb_a_box_rows, f.b_box_rows = e->fb_b_box_rows;
+    f.fb_a_box_rows = f.fb_b_box_rows = 0;
+    return f;
+}
 
 /* Load the entry's code once; *kernel_out is a CUkernel (and e->helper, for wgrad and dgrad). */
 convcat_status cvc_entry_kernel(convcat_catalog *cat, cvc_entry *e, void **kernel_out);
@@ -232,6 +253,12 @@ void cvc_dgrad_phase_at(const convcat_problem *p, int index, cvc_dgrad_phase *ou
 /* The kernel parameters of one stride phase (plan.c): its grid, taps, dy corner,
  * scatter into dx, K loop and cluster tiles, over the rest of `k`. */
 void cvc_phase_params(const cvc_entry *e, const convcat_problem *p, const cvc_dgrad_phase *ph, cvc_params *k);
+/* Persistent grid (plan.c): CTAs for `fit` clusters of `cluster` CTAs at once, at most one per
+ * cluster tile; a multiple of `cluster` (the preferred shape of a dynamic cluster, as the
+ * driver requires).  Dynamic: `fit` counts the CTAs `active_fb` fallback clusters of `fallback`
+ * CTAs place, in whole preferred clusters, when more than `active` preferred ones fit. */
+int cvc_grid_for(const cvc_params *k, int64_t fit, int cluster);
+int64_t cvc_dynamic_fit(int active, int active_fb, int cluster, int fallback);
 /* The im2col map of dy for one phase. */
 void cvc_tma_dgrad_a(const cvc_entry *e, const convcat_problem *p, const cvc_dgrad_phase *ph, cvc_im2col_desc *a);
 

@@ -1,7 +1,9 @@
 /* key.c: the kernel key, parsed and printed exactly as generator/convcat_gen/space.py does.
  *
- *   ARCH_OP_Nd_A_B_ACC_OUT_MxNxK_sS_cMxN_SCHEDULE
+ *   ARCH_OP_Nd_A_B_ACC_OUT_MxNxK_sS_cMxN[fMxN]_SCHEDULE
  *   sm90a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s4_c2x1_coop
+ *   sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1f1x1_1sm   (dynamic cluster:
+ *                                              prefer 2x1, fall back to 1x1)
  *
  * Eleven '_'-separated fields, no hash, one spelling per kernel (a parse
  * followed by a print gives the input back).  tests/key_vectors.txt holds
@@ -73,7 +75,7 @@ bool cvc_key_parse(const char *text, cvc_key *out, char *why, size_t why_size)
             const bool last = *p == '\0';
             if (n == KEY_FIELDS || p == start) {
                 cvc_say(why, why_size, "'%s' is not a key of the form "
-                        "ARCH_OP_Nd_A_B_ACC_OUT_MxNxK_sS_cMxN_SCHEDULE", text);
+                        "ARCH_OP_Nd_A_B_ACC_OUT_MxNxK_sS_cMxN[fMxN]_SCHEDULE", text);
                 return false;
             }
             *p = '\0';
@@ -84,7 +86,7 @@ bool cvc_key_parse(const char *text, cvc_key *out, char *why, size_t why_size)
         }
     }
     cvc_key k;
-    int tile[3], cluster[2], v;
+    int tile[3], cluster[4] = {0, 0, 0, 0}, v;
     const char *end;
     if (n != KEY_FIELDS) {
         cvc_say(why, why_size, "'%s' has %d fields, a key has %d", text, n, KEY_FIELDS);
@@ -122,11 +124,18 @@ bool cvc_key_parse(const char *text, cvc_key *out, char *why, size_t why_size)
         cvc_say(why, why_size, "'%s': stages '%s' is not sN", text, tok[8]);
         return false;
     }
-    if (tok[9][0] != 'c' || !dims_x(tok[9] + 1, 2, 1, cluster)) {
-        cvc_say(why, why_size, "'%s': cluster '%s' is not cMxN", text, tok[9]);
+    /* cMxN, or cMxNfMxN: a dynamic cluster and its fallback (both digits 1..9). */
+    char *fb = strchr(tok[9], 'f');
+    if (fb)
+        *fb++ = '\0';
+    if (tok[9][0] != 'c' || !dims_x(tok[9] + 1, 2, 1, cluster) || (fb && !dims_x(fb, 2, 1, cluster + 2))) {
+        if (fb)
+            fb[-1] = 'f';
+        cvc_say(why, why_size, "'%s': cluster '%s' is not cMxN or cMxNfMxN", text, tok[9]);
         return false;
     }
     k.cluster_m = cluster[0], k.cluster_n = cluster[1];
+    k.fallback_m = cluster[2], k.fallback_n = cluster[3];
     if ((v = lookup(tok[10], schedule_name, CONVCAT_COOP, CONVCAT_2SM)) < 0) {
         cvc_say(why, why_size, "'%s': unknown schedule '%s'", text, tok[10]);
         return false;
@@ -138,9 +147,45 @@ bool cvc_key_parse(const char *text, cvc_key *out, char *why, size_t why_size)
 
 int cvc_key_print(const cvc_key *k, char *buf, size_t size)
 {
-    return snprintf(buf, size, "%s_%s_%dd_%s_%s_%s_%s_%dx%dx%d_s%d_c%dx%d_%s",
+    char fb[16] = "";
+    if (cvc_key_dynamic(k))
+        snprintf(fb, sizeof fb, "f%dx%d", k->fallback_m, k->fallback_n);
+    return snprintf(buf, size, "%s_%s_%dd_%s_%s_%s_%s_%dx%dx%d_s%d_c%dx%d%s_%s",
                     convcat_arch_name(k->arch), convcat_op_name(k->op), k->dims,
                     convcat_dtype_name(k->a), convcat_dtype_name(k->b), convcat_dtype_name(k->acc),
                     convcat_dtype_name(k->out), k->tile_m, k->tile_n, k->tile_k, k->stages,
-                    k->cluster_m, k->cluster_n, convcat_schedule_name(k->schedule));
+                    k->cluster_m, k->cluster_n, fb, convcat_schedule_name(k->schedule));
+}
+
+bool cvc_dynamic_cluster_valid(const cvc_key *k, char *why, size_t why_size)
+{
+    if (!cvc_key_dynamic(k))
+        return true;
+    const int cm = k->cluster_m, cn = k->cluster_n, fm = k->fallback_m, fn = k->fallback_n;
+    if (k->arch != CONVCAT_ARCH_SM100A) {
+        cvc_say(why, why_size, "cluster %dx%d with fallback %dx%d: sm90a has no preferred-cluster launch; "
+                "dynamic clusters are sm100a only", cm, cn, fm, fn);
+        return false;
+    }
+    if (fm < 1 || fn < 1 || fm * fn >= cm * cn) {
+        cvc_say(why, why_size, "cluster %dx%d with fallback %dx%d: the fallback cluster must be smaller than the "
+                "preferred one", cm, cn, fm, fn);
+        return false;
+    }
+    if (cm % fm || cn % fn) {
+        cvc_say(why, why_size, "cluster %dx%d with fallback %dx%d: the fallback must tile the preferred cluster "
+                "(divide M and N)", cm, cn, fm, fn);
+        return false;
+    }
+    if (fn > 1 && fm != cm) {
+        cvc_say(why, why_size, "cluster %dx%d with fallback %dx%d: a fallback cluster is consecutive ranks "
+                "(x fastest) of a preferred one, so it is 1..%d x 1 or %d x N", cm, cn, fm, fn, cm, cm);
+        return false;
+    }
+    if (k->schedule == CONVCAT_2SM && fm != 2) {
+        cvc_say(why, why_size, "fallback cluster %dx%d: a 2sm MMA pairs the two CTAs along cluster M (2x1 or 2x2)",
+                fm, fn);
+        return false;
+    }
+    return true;
 }

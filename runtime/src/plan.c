@@ -5,6 +5,13 @@
  * and the code load.  convcat_plan_run then only checks the caller's
  * pointers, encodes the two tensor maps (they hold the addresses) and
  * launches with cuLaunchKernelEx on the caller's stream.
+ *
+ * A dynamic-cluster kernel (sm100a, "_cMxNfMxN_") gets two descriptor sets,
+ * the preferred shape's A and B maps as kernel parameters and the fallback
+ * shape's in its parameter block, and a launch that asks for the fallback
+ * cluster dimension with the preferred one as CU_LAUNCH_ATTRIBUTE_PREFERRED_
+ * CLUSTER_DIMENSION: the device forms each cluster in one of the two shapes,
+ * and the kernel reads which.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,17 +25,32 @@ struct convcat_plan {
     convcat_problem problem;
     cvc_params params;           /* everything but the pointers and scalars of a run */
     cvc_operand_desc a, b;
+    cvc_operand_desc a_fb, b_fb; /* dynamic cluster: the fallback shape's operand maps */
     cvc_tiled_desc y;            /* the output, or wgrad's split-K workspace */
     CUkernel kernel, helper;     /* wgrad: KEY_reduce; strided dgrad: KEY_fill (e->helper) */
     CUdevice device;
     int grid, cluster, helper_grid;
+    int fallback;                /* dynamic cluster: CTAs of the fallback shape (0: static) */
     size_t workspace_bytes;
     /* Strided dgrad: one launch per stride phase, each with its dy map and parameters. */
     int phases;
-    cvc_im2col_desc *phase_a;
+    cvc_im2col_desc *phase_a, *phase_a_fb;
     cvc_params *phase_params;
     int *phase_grid;
 };
+
+/* cvc_params and the plan hold 128-byte aligned tensor maps: malloc's 16 is not enough. */
+static void *zalloc128(size_t size)
+{
+    size = (size + 127) / 128 * 128;
+    void *p = aligned_alloc(128, size ? size : 128);
+    if (p)
+        memset(p, 0, size ? size : 128);
+    return p;
+}
+
+_Static_assert(sizeof(CUtensorMap) == sizeof(cvc_tmap) && _Alignof(CUtensorMap) <= _Alignof(cvc_tmap),
+               "the kernel ABI's tensor maps are CUtensorMaps");
 
 static convcat_status current_device(const cvc_driver *drv, CUdevice *dev, convcat_arch *arch, int *sms)
 {
@@ -166,31 +188,49 @@ static void fill_params(const cvc_entry *e, const convcat_problem *p, int sms, c
     }
 }
 
-/* Persistent grid: as many clusters as fit at once, at most one per cluster tile. */
-static convcat_status clusters_that_fit(const cvc_driver *drv, const convcat_plan *pl, int sms, int64_t *fit)
+/* Clusters of `ctas` CTAs that fit on the device at once (at least one, or a reason). */
+static convcat_status active_clusters(const cvc_driver *drv, const convcat_plan *pl, int sms, int ctas, int *active)
 {
     const cvc_entry *e = pl->e;
+    CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+    attr.value.clusterDim.x = (unsigned)ctas;
+    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    CUlaunchConfig cfg = {.gridDimX = (unsigned)(sms / ctas * ctas), .gridDimY = 1, .gridDimZ = 1,
+                          .blockDimX = (unsigned)e->threads, .blockDimY = 1, .blockDimZ = 1,
+                          .sharedMemBytes = (unsigned)e->smem_bytes, .attrs = &attr, .numAttrs = 1};
+    *active = 0;
+    convcat_status st = cvc_cuda_check(drv->cuOccupancyMaxActiveClusters(active, (CUfunction)pl->kernel, &cfg),
+                                       "cuOccupancyMaxActiveClusters");
+    if (st == CONVCAT_OK && *active < 1)
+        st = cvc_fail(CONVCAT_ERR_NO_DEVICE, "%s: no cluster of %d CTAs fits on the device", e->key, ctas);
+    return st;
+}
+
+/* Persistent grid: as many (preferred) clusters as fit at once, at most one per cluster tile. */
+static convcat_status clusters_that_fit(const cvc_driver *drv, const convcat_plan *pl, int sms, int64_t *fit)
+{
     *fit = sms / pl->cluster;
     if (pl->cluster == 1)
         return CONVCAT_OK;
-    CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
-    attr.value.clusterDim.x = (unsigned)pl->cluster;
-    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
-    CUlaunchConfig cfg = {.gridDimX = (unsigned)(*fit * pl->cluster), .gridDimY = 1, .gridDimZ = 1,
-                          .blockDimX = (unsigned)e->threads, .blockDimY = 1, .blockDimZ = 1,
-                          .sharedMemBytes = (unsigned)e->smem_bytes, .attrs = &attr, .numAttrs = 1};
-    int active = 0;
-    convcat_status st = cvc_cuda_check(drv->cuOccupancyMaxActiveClusters(&active, (CUfunction)pl->kernel, &cfg),
-                                       "cuOccupancyMaxActiveClusters");
+    int active = 0, active_fb = 0;
+    convcat_status st = active_clusters(drv, pl, sms, pl->cluster, &active);
+    if (st == CONVCAT_OK && pl->fallback)   /* both shapes must be launchable */
+        st = active_clusters(drv, pl, sms, pl->fallback, &active_fb);
     if (st != CONVCAT_OK)
         return st;
-    if (active < 1)
-        return cvc_fail(CONVCAT_ERR_NO_DEVICE, "%s: no cluster of %d CTAs fits on the device", e->key, pl->cluster);
-    *fit = active;
+    *fit = cvc_dynamic_fit(active, active_fb, pl->cluster, pl->fallback);
     return CONVCAT_OK;
 }
 
-static int grid_for(const cvc_params *k, int64_t fit, int cluster)
+int64_t cvc_dynamic_fit(int active, int active_fb, int cluster, int fallback)
+{
+    /* Where a preferred cluster does not fit, the device forms fallback ones: count the CTAs
+     * the fallback shape places, in whole preferred clusters. */
+    const int64_t by_fallback = fallback ? (int64_t)active_fb * fallback / cluster : 0;
+    return by_fallback > active ? by_fallback : active;
+}
+
+int cvc_grid_for(const cvc_params *k, int64_t fit, int cluster)
 {
     const int64_t tiles = (int64_t)k->cluster_tiles_m * k->cluster_tiles_n * k->splits;
     return (int)((tiles < fit ? tiles : fit) * cluster);
@@ -203,9 +243,10 @@ static convcat_status plan_phases(convcat_plan *pl, const convcat_problem *p, in
     if (n <= 1)
         return CONVCAT_OK;
     pl->phase_a = calloc((size_t)n, sizeof *pl->phase_a);
-    pl->phase_params = calloc((size_t)n, sizeof *pl->phase_params);
+    pl->phase_a_fb = pl->fallback ? calloc((size_t)n, sizeof *pl->phase_a_fb) : NULL;
+    pl->phase_params = zalloc128((size_t)n * sizeof *pl->phase_params);
     pl->phase_grid = calloc((size_t)n, sizeof *pl->phase_grid);
-    if (!pl->phase_a || !pl->phase_params || !pl->phase_grid)
+    if (!pl->phase_a || !pl->phase_params || !pl->phase_grid || (pl->fallback && !pl->phase_a_fb))
         return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory planning %d stride phases", n);
     pl->phases = n;
     pl->helper_grid = 8 * sms;   /* the fill's grid cap */
@@ -213,9 +254,13 @@ static convcat_status plan_phases(convcat_plan *pl, const convcat_problem *p, in
         cvc_dgrad_phase ph;
         cvc_dgrad_phase_at(p, i, &ph);
         cvc_tma_dgrad_a(pl->e, p, &ph, &pl->phase_a[i]);
+        if (pl->fallback) {
+            const cvc_entry f = cvc_entry_fallback(pl->e);
+            cvc_tma_dgrad_a(&f, p, &ph, &pl->phase_a_fb[i]);
+        }
         pl->phase_params[i] = pl->params;
         cvc_phase_params(pl->e, p, &ph, &pl->phase_params[i]);
-        pl->phase_grid[i] = grid_for(&pl->phase_params[i], fit, pl->cluster);
+        pl->phase_grid[i] = cvc_grid_for(&pl->phase_params[i], fit, pl->cluster);
     }
     return CONVCAT_OK;
 }
@@ -271,7 +316,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
                         "cuKernelSetAttribute(max dynamic shared memory)");
     if (st != CONVCAT_OK)
         return st;
-    convcat_plan *pl = calloc(1, sizeof *pl);
+    convcat_plan *pl = zalloc128(sizeof *pl);
     if (!pl)
         return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory making a plan");
     pl->index = index;
@@ -280,9 +325,14 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     pl->kernel = (CUkernel)kernel;
     pl->device = dev;
     pl->cluster = e->k.cluster_m * e->k.cluster_n;
+    pl->fallback = e->k.fallback_m * e->k.fallback_n;
     pl->helper = (CUkernel)e->helper;
     fill_params(e, p, sms, &pl->params);
     cvc_tma_operands(e, p, &pl->a, &pl->b);
+    if (pl->fallback) {
+        const cvc_entry f = cvc_entry_fallback(e);
+        cvc_tma_operands(&f, p, &pl->a_fb, &pl->b_fb);
+    }
     cvc_tma_output(e, p, pl->params.splits, &pl->y);
     if (pl->params.splits > 1) {
         cvc_gemm g;
@@ -300,7 +350,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
         convcat_plan_destroy(pl);
         return st;
     }
-    pl->grid = grid_for(&pl->params, fit, pl->cluster);
+    pl->grid = cvc_grid_for(&pl->params, fit, pl->cluster);
     *out = pl;
     return CONVCAT_OK;
 }
@@ -320,6 +370,7 @@ void convcat_plan_destroy(convcat_plan *pl)
     if (!pl)
         return;
     free(pl->phase_a);
+    free(pl->phase_a_fb);
     free(pl->phase_params);
     free(pl->phase_grid);
     free(pl);
@@ -434,8 +485,10 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
         if ((st = launch_helper(drv, pl->e->transpose, grid, 32, 8, targs, stream, "filter transpose")) != CONVCAT_OK)
             return st;
     }
-    CUtensorMap map_a, map_b, map_y;   /* _Alignas(128) in CUDA 13's cuda.h */
+    CUtensorMap map_a, map_b, map_y, map_b_fb;   /* _Alignas(128) in CUDA 13's cuda.h */
     st = encode_operand(drv, &map_b, p->b_type, &pl->b, in_b, "cuTensorMapEncode (B operand)");
+    if (st == CONVCAT_OK && pl->fallback)
+        st = encode_operand(drv, &map_b_fb, p->b_type, &pl->b_fb, in_b, "cuTensorMapEncode (B operand, fallback cluster)");
     if (st == CONVCAT_OK)
         st = encode_tiled(drv, &map_y, partial ? CONVCAT_F32 : p->out_type, &pl->y, partial ? t->workspace : out,
                           CU_TENSOR_MAP_L2_PROMOTION_NONE, "cuTensorMapEncodeTiled (output)");
@@ -450,18 +503,25 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
     params.bias = t->bias;
     params.activation = (int32_t)t->activation;
     params.workspace = partial ? (float *)t->workspace : NULL;
-    CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
-    attr.value.clusterDim.x = (unsigned)pl->cluster;
-    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    /* Clusters linear in x.  Dynamic: the fallback shape is the cluster dimension and the
+     * preferred one (a multiple of it, dividing the grid) the preferred dimension. */
+    CUlaunchAttribute attrs[2] = {{.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION},
+                                  {.id = CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION}};
+    attrs[0].value.clusterDim.x = (unsigned)(pl->fallback ? pl->fallback : pl->cluster);
+    attrs[0].value.clusterDim.y = attrs[0].value.clusterDim.z = 1;
+    attrs[1].value.preferredClusterDim.x = (unsigned)pl->cluster;
+    attrs[1].value.preferredClusterDim.y = attrs[1].value.preferredClusterDim.z = 1;
     CUlaunchConfig cfg = {.gridDimX = (unsigned)pl->grid, .gridDimY = 1, .gridDimZ = 1,
                           .blockDimX = (unsigned)pl->e->threads, .blockDimY = 1, .blockDimZ = 1,
                           .sharedMemBytes = (unsigned)pl->e->smem_bytes, .hStream = (CUstream)stream,
-                          .attrs = &attr, .numAttrs = pl->cluster > 1 ? 1 : 0};
+                          .attrs = attrs, .numAttrs = pl->fallback ? 2 : pl->cluster > 1 ? 1 : 0};
     void *args[] = {&map_a, &map_b, &map_y, &params};
     if (pl->phases > 1) {   /* strided dgrad: one launch per stride phase, each with its dy map */
         for (int i = 0; i < pl->phases && st == CONVCAT_OK; ++i) {
             params = pl->phase_params[i];
             params.y = out, params.c = t->beta != 0.0f ? t->c : NULL, params.alpha = t->alpha, params.beta = t->beta;
+            if (pl->fallback)
+                memcpy(&params.tmap_b_fb, &map_b_fb, sizeof map_b_fb);
             if (params.k_iters == 0) {   /* no tap reaches the phase: KEY_fill writes beta * C */
                 const int64_t blocks = cvc_ceil_div(params.gemm_m, 8);   /* a warp a row */
                 const unsigned grid[3] = {(unsigned)(blocks < pl->helper_grid ? blocks : pl->helper_grid), 1, 1};
@@ -471,22 +531,33 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
             }
             const cvc_operand_desc a = {.im2col = true, .i = pl->phase_a[i]};
             st = encode_operand(drv, &map_a, p->a_type, &a, in_a, "cuTensorMapEncodeIm2col (dy, stride phase)");
+            if (st == CONVCAT_OK && pl->fallback) {
+                const cvc_operand_desc a_fb = {.im2col = true, .i = pl->phase_a_fb[i]};
+                st = encode_operand(drv, (CUtensorMap *)&params.tmap_a_fb, p->a_type, &a_fb, in_a,
+                                    "cuTensorMapEncodeIm2col (dy, stride phase, fallback cluster)");
+            }
             /* After the first phase, a phase may start on the SMs the previous one frees: the
              * phases write disjoint pixels, and each kernel waits for its predecessor before it
-             * ends (griddepcontrol in the template), so the stream's order holds. */
-            CUlaunchAttribute attrs[2] = {attr, {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+             * ends (griddepcontrol in the sm90a template), so the stream's order holds. */
+            CUlaunchAttribute phase_attrs[3] = {attrs[0], attrs[1],
+                                                {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
                                                  .value.programmaticStreamSerializationAllowed = 1}};
-            const bool overlap = i > 0 && pl->e->k.arch == CONVCAT_ARCH_SM90A;   /* sm100a: no griddepcontrol */
             CUlaunchConfig phase_cfg = cfg;
             phase_cfg.gridDimX = (unsigned)pl->phase_grid[i];
-            phase_cfg.attrs = pl->cluster > 1 ? attrs : &attrs[1];
-            phase_cfg.numAttrs = (pl->cluster > 1) + overlap;
+            phase_cfg.attrs = phase_attrs;
+            if (i > 0 && pl->e->k.arch == CONVCAT_ARCH_SM90A)   /* sm100a: no griddepcontrol yet */
+                phase_attrs[phase_cfg.numAttrs++] = phase_attrs[2];
             if (st == CONVCAT_OK)
                 st = cvc_cuda_check(drv->cuLaunchKernelEx(&phase_cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
         }
         return st;
     }
     st = encode_operand(drv, &map_a, p->a_type, &pl->a, in_a, "cuTensorMapEncode (A operand)");
+    if (st == CONVCAT_OK && pl->fallback) {
+        memcpy(&params.tmap_b_fb, &map_b_fb, sizeof map_b_fb);
+        st = encode_operand(drv, (CUtensorMap *)&params.tmap_a_fb, p->a_type, &pl->a_fb, in_a,
+                            "cuTensorMapEncode (A operand, fallback cluster)");
+    }
     if (st == CONVCAT_OK)
         st = cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
     if (st != CONVCAT_OK || !partial)

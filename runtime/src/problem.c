@@ -168,6 +168,12 @@ static convcat_status check_operands(const cvc_entry *e, const convcat_problem *
     cvc_tma_output(e, p, 1, &y);
     if (!cvc_tiled_desc_valid(&y, tma_why, sizeof tma_why))
         REFUSE("output: %s", tma_why);
+    if (cvc_key_dynamic(&e->k)) {   /* a dynamic cluster's second descriptor set: the fallback shape's */
+        const cvc_entry f = cvc_entry_fallback(e);
+        char fb_why[176];
+        if (check_operands(&f, p, fb_why, sizeof fb_why) != CONVCAT_OK)
+            REFUSE("fallback cluster %dx%d: %s", e->k.fallback_m, e->k.fallback_n, fb_why);
+    }
     return CONVCAT_OK;
 }
 

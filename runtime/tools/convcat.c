@@ -296,6 +296,9 @@ static int cmd_info(const convcat_catalog *cat, const char *key)
            convcat_dtype_name(e.out_type), convcat_dtype_name(e.acc_type));
     printf("tile         %d x %d x %d, %d stages, cluster %d x %d, schedule %s\n", e.tile_m, e.tile_n, e.tile_k,
            e.stages, e.cluster_m, e.cluster_n, convcat_schedule_name(e.schedule));
+    if (e.fallback_m)
+        printf("cluster      dynamic: prefers %d x %d, falls back to %d x %d (two descriptor sets)\n", e.cluster_m,
+               e.cluster_n, e.fallback_m, e.fallback_n);
     printf("launch       %d threads, %d bytes dynamic shared memory, %d registers\ncode         %zu bytes\n",
            e.threads, e.smem_bytes, e.registers, e.code_bytes);
     return 0;

@@ -12,13 +12,28 @@
  *                                  const __grid_constant__ cvc_params p);
  * Wgrad kernels also export KEY_reduce(const __grid_constant__ cvc_params p):
  * the deterministic split-K reduction, launched after KEY when splits > 1.
+ *
+ * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) read the A and B
+ * maps of the fallback cluster shape from p.tmap_a_fb / p.tmap_b_fb when the
+ * device launched their cluster in that shape; every other kernel ignores them.
  */
 #ifndef CONVCAT_KERNEL_ABI_H
 #define CONVCAT_KERNEL_ABI_H
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 4
+#define CONVCAT_KERNEL_ABI 5
+
+/* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
+ * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
+typedef struct cvc_tmap {
+#if defined(__cplusplus)
+    alignas(128)
+#else
+    _Alignas(128)
+#endif
+        uint64_t opaque[16];
+} cvc_tmap;
 
 /* Epilogue activations; the values are convcat_activation's (convcat.h). */
 enum { CVC_ACT_NONE = 0, CVC_ACT_RELU = 1, CVC_ACT_GELU = 2, CVC_ACT_SILU = 3 };
@@ -57,6 +72,9 @@ typedef struct cvc_params {
     int32_t cluster_tiles_n;              /* ceil(tiles_n / cluster_n) */
     int32_t activation;                   /* CVC_ACT_*: applied last */
     int32_t reserved;
+    /* Dynamic clusters: the A and B maps whose boxes are the fallback shape's slices
+     * (the kernel's tmap_a / tmap_b are the preferred shape's).  Unused otherwise. */
+    cvc_tmap tmap_a_fb, tmap_b_fb;
 } cvc_params;
 
 #endif

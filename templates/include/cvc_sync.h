@@ -144,6 +144,16 @@ CVC_DEV void cvc_wait_prerequisite(void)
     asm volatile("griddepcontrol.wait;" ::: "memory");
 }
 
+/* CTAs along x of the cluster this CTA was launched in.  convcat launches
+ * clusters linear in x, so this is the cluster's size; with a preferred
+ * cluster dimension (dynamic clusters) it differs between clusters of one grid. */
+CVC_DEV uint32_t cvc_cluster_nctaid_x(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_nctaid.x;" : "=r"(r));
+    return r;
+}
+
 /* Whole-cluster barrier.  Not .aligned: threads of one warp may reach it at
  * different times (the producer lane arrives after its siblings). */
 CVC_DEV void cvc_cluster_sync(void)

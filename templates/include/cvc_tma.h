@@ -8,18 +8,16 @@
  *
  * `mask` != 0 multicasts to the CTAs of the cluster whose %cluster_ctarank
  * bits are set: the data and the complete-tx land at the same smem offsets in
- * every destination.  `mask` is a compile-time constant at every call site,
- * so the untaken branch folds away.
+ * every destination.  `mask` is a compile-time constant at every call site of
+ * a static-cluster kernel, so the untaken branch folds away (a dynamic-cluster
+ * kernel keeps both: its fallback shape may multicast where the preferred one
+ * does, or not).
  */
 #ifndef CVC_TMA_H
 #define CVC_TMA_H
 
+#include "convcat_kernel_abi.h"   /* cvc_tmap */
 #include "cvc_sync.h"
-
-/* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B aligned. */
-typedef struct __align__(128) cvc_tmap {
-    uint64_t opaque[16];
-} cvc_tmap;
 
 CVC_DEV uint64_t cvc_tmap_addr(const cvc_tmap *m)
 {
