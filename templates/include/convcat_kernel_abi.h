@@ -18,7 +18,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 4
+#define CONVCAT_KERNEL_ABI 5
 
 /* Epilogue activations; the values are convcat_activation's (convcat.h). */
 enum { CVC_ACT_NONE = 0, CVC_ACT_RELU = 1, CVC_ACT_GELU = 2, CVC_ACT_SILU = 3 };
@@ -57,6 +57,10 @@ typedef struct cvc_params {
     int32_t cluster_tiles_n;              /* ceil(tiles_n / cluster_n) */
     int32_t activation;                   /* CVC_ACT_*: applied last */
     int32_t reserved;
+    /* Grouped wgrad (K == C, kernels of space.groups_wgrad): c = C / groups channels per group, 0 when
+     * not grouped.  A tile is Tile_M filters k x the SAME channel range of one tap (chan_tiles 1: GEMM N
+     * tile = tap); the epilogue stores only the c x c diagonal blocks, into dw as (K, T*R*S, c). */
+    int32_t group_channels;
 } cvc_params;
 
 #endif
