@@ -172,6 +172,52 @@ class Validity(unittest.TestCase):
         self.assertIn("scatter_chunk", render.render(variant(BF16, op="dgrad")))
         self.assertNotIn("scatter_chunk", render.render(variant(BF16, op="dgrad", schedule="pingpong")))
 
+    def test_grouped_wgrad_kernels(self):
+        # wgrad of tile M == tile N and cluster M 1 (runtime/src/internal.h cvc_groups_wgrad is the
+        # same rule); only those carry the diagonal-block store.
+        w = variant(BF16, op="wgrad")
+        self.assertTrue(space.groups_wgrad(w))
+        self.assertTrue(space.groups_wgrad(variant(BF16, op="wgrad", cluster_n=2)))
+        self.assertTrue(space.groups_wgrad(variant(BF16, op="wgrad", tile_m=64, tile_n=64, schedule="pingpong")))
+        self.assertFalse(space.groups_wgrad(variant(BF16, op="wgrad", tile_n=64)))
+        self.assertFalse(space.groups_wgrad(variant(BF16, op="wgrad", cluster_m=2)))
+        self.assertFalse(space.groups_wgrad(variant(BF16)))
+        self.assertFalse(space.groups_wgrad(variant(BF16, op="dgrad")))
+        self.assertIn("group_chunk(p, dst", render.render(w))
+        self.assertNotIn("group_chunk", render.render(variant(BF16, op="wgrad", tile_n=64)))
+        self.assertNotIn("group_channels", render.render(variant(BF16, op="wgrad", tile_n=64)))
+        sm100 = space.parse("sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm")
+        self.assertTrue(space.groups_wgrad(sm100))
+        self.assertIn("group_chunk(p, dst", render.render(sm100))
+        self.assertFalse(space.groups_wgrad(space.parse("sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_2sm")))
+
+    def test_grouped_wgrad_vectors(self):
+        # tests/group_vectors.txt, which tests/test_rules.c runs through the C rules.
+        lines = 0
+        for no, line in enumerate((ROOT / "tests" / "group_vectors.txt").read_text().split("\n"), 1):
+            if not line or line.startswith("#"):
+                continue
+            words = line.split(" ", 5)
+            k, kk, c, g, verdict = space.parse(words[0]), int(words[1]), int(words[2]), int(words[3]), words[4]
+            why = space.why_not_grouped(k, kk, c, g)
+            with self.subTest(line=no):
+                if verdict == "ok":
+                    self.assertIsNone(why)
+                else:
+                    self.assertEqual(verdict, "refused")
+                    self.assertIsNotNone(why)
+                    self.assertIn(words[5], why)
+            lines += 1
+        self.assertGreaterEqual(lines, 20)
+
+    def test_grouped_wgrad_kernels_in_the_default_catalog(self):
+        # Grouped problems need kernels: both arches, f16 and bf16, 64- and 128-wide tiles (sm90a).
+        valid, _ = spec.load(ROOT / "catalog" / "specs" / "default.spec")
+        grouped = {(k.arch, k.a, k.tile_n) for k in valid if space.groups_wgrad(k)}
+        for want in [("sm90a", "f16", 64), ("sm90a", "bf16", 64), ("sm90a", "f16", 128), ("sm90a", "bf16", 128),
+                     ("sm100a", "f16", 128), ("sm100a", "bf16", 128)]:
+            self.assertIn(want, grouped)
+
     def test_cluster_slices_are_whole_swizzle_atoms(self):
         # With today's tile and cluster lists no slice breaks the 8-row rule (the check in
         # is_valid guards future axis values): every valid key's boxes are whole atoms.

@@ -19,6 +19,11 @@
  *    problems, alpha/beta (beta != 0: gradient accumulation).
  *  - wgrad (dw from dy and x): the same variety plus stride 2, 3 and 8 and
  *    large N*Z*P*Q (the GEMM K: split-K), beta with split-K.
+ *  - grouped wgrad (groups > 1, K == C, c = 8, 16, 32, 64 channels per group):
+ *    1D/2D/3D, odd sizes, C not a multiple of the tile, padding, stride 2,
+ *    dilation 2, beta != 0, a long pixel reduction (never split).  Kernels of
+ *    tile M == tile N and cluster M 1 run them; the other wgrad kernels must
+ *    refuse them with the rule's reason (counted, by design).
  * dgrad and wgrad run without bias and activation (fprop-only features).
  *
  * Then per op present: the check can fail (one damaged output element is
@@ -333,6 +338,56 @@ static const shape wgrad_3d[] = {
     AB(4, 4, 14, 14, 72, 136, 3, 3, 3, V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1), 1.0f, 1.0f), /* accumulate */
 };
 
+/* ---- grouped wgrad: K == C, c = C / groups channels per group ------------------ */
+
+/* G(n, d, h, w, C = K, groups, t, r, s, pad, stride, dilation, alpha, beta): the same padding, stride and
+ * dilation along every axis the problem has. */
+typedef struct grouped_shape {
+    int groups;
+    shape sh;
+} grouped_shape;
+
+#define G2(n, h, w, c, g, r, s, pad, st, dl, alpha, beta) \
+    {g, {n, 1, h, w, c, c, 1, r, s, {0, pad, pad}, {0, pad, pad}, {1, st, st}, {1, dl, dl}, alpha, beta, 0, CONVCAT_ACT_NONE}}
+#define G1(n, w, c, g, s, pad, st, dl, alpha, beta) \
+    {g, {n, 1, 1, w, c, c, 1, 1, s, {0, 0, pad}, {0, 0, pad}, {1, 1, st}, {1, 1, dl}, alpha, beta, 0, CONVCAT_ACT_NONE}}
+#define G3(n, d, h, w, c, g, t, pad, st, dl, alpha, beta) \
+    {g, {n, d, h, w, c, c, t, t, t, {pad, pad, pad}, {pad, pad, pad}, {st, st, st}, {dl, dl, dl}, alpha, beta, 0, \
+         CONVCAT_ACT_NONE}}
+
+static const grouped_shape grouped_2d[] = {
+    G2(2, 9, 11, 64, 8, 3, 3, 1, 1, 1, 1.0f, 0.0f),       /* c = 8, odd sizes */
+    G2(2, 7, 13, 48, 3, 3, 3, 1, 1, 1, 1.0f, 0.0f),       /* c = 16, C not a multiple of 64 */
+    G2(2, 15, 17, 128, 4, 3, 3, 1, 2, 1, 1.0f, 0.0f),     /* c = 32, stride 2 */
+    G2(1, 16, 16, 128, 2, 3, 3, 2, 1, 2, 1.0f, 0.0f),     /* c = 64, dilation 2 */
+    G2(2, 11, 9, 192, 3, 3, 3, 1, 1, 1, 1.0f, 0.0f),      /* c = 64, K = 192: a half-empty 128-row tile */
+    G2(2, 10, 12, 72, 9, 3, 3, 1, 1, 1, 0.5f, 0.75f),     /* c = 8, C = 72 (tile tails), residual */
+    G2(2, 19, 19, 256, 16, 5, 5, 2, 2, 1, 1.0f, 1.0f),    /* c = 16, 5x5 stride 2, accumulate */
+    G2(2, 6, 6, 16, 2, 3, 3, 1, 1, 1, 1.0f, 0.0f),        /* c = 8, C = 16: less than one tile */
+    G2(8, 28, 28, 64, 4, 3, 3, 1, 1, 1, 1.0f, 0.0f),      /* c = 16, N*P*Q = 6272: a long reduction, unsplit */
+    G2(2, 9, 9, 32, 1, 3, 3, 0, 1, 1, 1.0f, 0.0f),        /* groups 1 beside them: dense, K == C */
+    {2, {2, 1, 12, 17, 64, 64, 1, 2, 4, {0, 0, 1}, {0, 1, 2}, {1, 1, 2}, {1, 2, 1}, 1.0f, 0.5f, 0, CONVCAT_ACT_NONE}},
+    /* ^ c = 32, even taps, asymmetric padding, mixed stride and dilation, beta */
+    G2(1, 7, 7, 512, 8, 1, 1, 0, 1, 1, 1.0f, 0.0f),       /* c = 64, 1x1, four 128-row tiles */
+};
+
+static const grouped_shape grouped_1d[] = {
+    G1(2, 101, 64, 8, 3, 1, 1, 1, 1.0f, 0.0f),            /* c = 8 */
+    G1(2, 57, 48, 3, 3, 1, 2, 1, 1.0f, 0.0f),             /* c = 16, stride 2 */
+    G1(1, 200, 128, 4, 5, 4, 1, 2, 1.0f, 0.0f),           /* c = 32, 5 taps, dilation 2 */
+    G1(2, 99, 192, 3, 3, 1, 1, 1, 0.5f, 0.75f),           /* c = 64, residual */
+    G1(2, 529, 72, 9, 7, 3, 2, 1, 1.0f, 1.0f),            /* c = 8, C = 72, 7 taps, stride 2, accumulate */
+    G1(16, 784, 32, 2, 3, 1, 1, 1, 1.0f, 0.0f),           /* c = 16, N*Q = 12544 */
+};
+
+static const grouped_shape grouped_3d[] = {
+    G3(1, 5, 7, 9, 64, 8, 3, 1, 1, 1, 1.0f, 0.0f),        /* c = 8, odd sizes */
+    G3(2, 9, 11, 13, 32, 2, 3, 1, 2, 1, 1.0f, 0.0f),      /* c = 16, stride 2 */
+    G3(1, 8, 10, 10, 96, 3, 3, 2, 1, 2, 1.0f, 0.0f),      /* c = 32, dilation 2, C = 96 */
+    G3(2, 4, 8, 8, 128, 2, 3, 1, 1, 1, 0.5f, 0.75f),      /* c = 64, residual */
+    G3(2, 6, 14, 14, 24, 3, 1, 0, 1, 1, 1.0f, 1.0f),      /* c = 8, 1x1x1, accumulate */
+};
+
 /* ---- the lists by op and dims, and the problems of the checker and autotune tests */
 
 typedef struct shape_list {
@@ -346,6 +401,11 @@ static const shape_list lists[3][3] = {   /* [op][dims - 1] */
     [CONVCAT_DGRAD] = {LIST(dgrad_1d), LIST(dgrad_2d), LIST(dgrad_3d)},
     [CONVCAT_WGRAD] = {LIST(wgrad_1d), LIST(wgrad_2d), LIST(wgrad_3d)},
 };
+typedef struct grouped_list {
+    const grouped_shape *shapes;
+    size_t count;
+} grouped_list;
+static const grouped_list grouped[3] = {LIST(grouped_1d), LIST(grouped_2d), LIST(grouped_3d)};   /* [dims - 1] */
 
 /* The checker's problems: many outputs (>= 100k), each a sum of few enough
  * terms (|ref| ~ 10) that a wrong 100 is always an outlier. */
@@ -372,6 +432,7 @@ static const shape autotune_shapes[3][3] = {
 static const convcat_catalog *catalog;
 static unsigned base_seed;
 static long long runs, failures, by_design;   /* by_design: strided problems a kernel's rules refuse by design */
+static long long grouped_runs, grouped_by_design;   /* grouped wgrad: run, refused by kernels not made for it */
 static size_t first_kernel[3] = {(size_t)-1, (size_t)-1, (size_t)-1};   /* per op: the checker's and autotune's */
 
 static const char *const op_names[3] = {"fprop", "dgrad", "wgrad"};
@@ -399,9 +460,10 @@ static convcat_problem entry_problem(const convcat_entry_info *e, const shape *s
 }
 
 /* One problem on one kernel; 1 if it ran (passed or not), 0 if refused or an error. */
-static int check_one(size_t index, const convcat_entry_info *e, const shape *sh, int no)
+static int check_one(size_t index, const convcat_entry_info *e, const shape *sh, int groups, int no)
 {
     convcat_problem p = entry_problem(e, sh);
+    p.groups = groups;
     char why[192];
     const unsigned seed = base_seed + (unsigned)(index * 131 + (size_t)no);
     const int strided = p.stride[0] > 1 || p.stride[1] > 1 || p.stride[2] > 1;
@@ -410,6 +472,12 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
         ++by_design;   /* 128-accumulator dgrad kernels run unit stride only (the rules say so) */
         return 0;
     }
+    if (p.groups > 1 && convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK &&
+        strstr(why, "grouped wgrad needs a kernel of tile M == tile N and cluster M 1")) {
+        ++grouped_by_design;   /* only wgrad kernels of tile M == N, cluster M 1 run grouped problems */
+        return 0;
+    }
+    grouped_runs += p.groups > 1;
     ++runs;
     if (convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK) {
         ++failures;
@@ -551,12 +619,20 @@ static void test_kernel(void)
     const shape_list *set = &lists[e.op][e.dims - 1];
     int ran = 0;
     for (size_t i = 0; i < set->count; ++i)
-        ran += check_one(index, &e, &set->shapes[i], (int)i);
+        ran += check_one(index, &e, &set->shapes[i], 1, (int)i);
     if (ran < MIN_RUNS) {
         ++failures;
         printf("\n  %s ran %d problems of %zu: fewer than %d", key, ran, set->count, MIN_RUNS);
     }
     CU_ASSERT_TRUE(ran >= MIN_RUNS);
+    if (e.op != CONVCAT_WGRAD)
+        return;
+    /* Grouped wgrad: a kernel made for it runs every problem; the others refuse every one. */
+    const grouped_list *g = &grouped[e.dims - 1];
+    int grouped_ran = 0;
+    for (size_t i = 0; i < g->count; ++i)
+        grouped_ran += check_one(index, &e, &g->shapes[i].sh, g->shapes[i].groups, 100 + (int)i);
+    printf("(%d grouped problems run) ", grouped_ran);
 }
 
 /* Every list's problems are valid (output extents >= 1), and dgrad and wgrad
@@ -581,6 +657,17 @@ static int lists_are_valid(void)
                     ++bad;
                 }
             }
+            if (op == CONVCAT_WGRAD)
+                for (size_t i = 0; i < grouped[dims - 1].count; ++i) {
+                    const grouped_shape *gs = &grouped[dims - 1].shapes[i];
+                    const convcat_problem p = problem_for(CONVCAT_WGRAD, dims, CONVCAT_BF16, CONVCAT_BF16,
+                                                          CONVCAT_BF16, &gs->sh);
+                    if (convcat_problem_output(&p, NULL, NULL, NULL) != CONVCAT_OK || gs->sh.k != gs->sh.c ||
+                        gs->groups < 1 || gs->sh.c % gs->groups) {
+                        fprintf(stderr, "test_gpu: grouped wgrad %dD problem %zu is not valid\n", dims, i);
+                        ++bad;
+                    }
+                }
             if (l->count < MIN_RUNS + 5) {
                 fprintf(stderr, "test_gpu: %s %dD: only %zu problems\n", op_names[op], dims, l->count);
                 ++bad;
@@ -659,8 +746,10 @@ int main(int argc, char **argv)
     CU_basic_run_tests();
     const unsigned failed = CU_get_number_of_tests_failed();
     printf("\n%zu kernels (%zu fprop, %zu dgrad, %zu wgrad), %lld problem runs, %lld failed runs, %u failed tests"
-           " (%lld strided dgrad problems refused by design: 128-accumulator kernels)\n",
-           registered, per_op[0], per_op[1], per_op[2], runs, failures, failed, by_design);
+           " (%lld strided dgrad problems refused by design: 128-accumulator kernels)\n"
+           "grouped wgrad: %lld runs, %lld problems refused by design (kernels of tile M != N or cluster M > 1)\n",
+           registered, per_op[0], per_op[1], per_op[2], runs, failures, failed, by_design, grouped_runs,
+           grouped_by_design);
     CU_cleanup_registry();
     convcat_close(cat);
     return failed || registered == 0 ? 1 : 0;

@@ -198,6 +198,55 @@ static void test_a_problem_nothing_can_run(void)
     CU_ASSERT_EQUAL(ok, total_2d);
 }
 
+/* A grouped wgrad problem (what `convcat query --op wgrad --groups 8 ...` asks): the
+ * wgrad kernels of its dims and types with tile M == tile N and cluster M 1 run it
+ * (the built catalogs, default and ci, have some); the other wgrad kernels say why.
+ * Changing K != C, or asking fprop for groups, leaves nothing runnable, with the reason. */
+static void test_grouped_wgrad_query(void)
+{
+    convcat_candidate rows[MAX_ROWS];
+    size_t count, ok = 99, capable = 0, others = 0;
+    convcat_problem p = problem_2d();
+    p.op = CONVCAT_WGRAD;
+    p.c = p.k = 128, p.groups = 8;   /* 16 channels per group */
+    for (size_t i = 0; i < total; ++i) {
+        const cvc_key *k = &cat->entries[i].k;
+        const bool mine = k->op == CONVCAT_WGRAD && k->dims == 2 && k->a == CONVCAT_BF16 && k->out == CONVCAT_BF16;
+        capable += mine && cvc_groups_wgrad(k);
+        others += mine && !cvc_groups_wgrad(k);
+    }
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
+    CU_ASSERT_EQUAL(count, total);
+    CU_ASSERT_TRUE(capable >= 1);
+    CU_ASSERT_EQUAL(ok, capable);
+    check_rows(&p, rows, count, ok, 0);
+    size_t said = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const cvc_key *k = &cat->entries[rows[i].index].k;
+        CU_ASSERT_EQUAL(rows[i].ok, k->op == CONVCAT_WGRAD && k->dims == 2 && k->a == CONVCAT_BF16 &&
+                                        k->out == CONVCAT_BF16 && cvc_groups_wgrad(k));
+        said += strstr(rows[i].reason, "groups = 8: grouped wgrad needs a kernel of tile M == tile N") != NULL;
+    }
+    CU_ASSERT_EQUAL(said, others);
+    /* K != C: grouped wgrad is depthwise-like (the seed's rule). */
+    p.k = 64;
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
+    CU_ASSERT_EQUAL(ok, 0);
+    said = 0;
+    for (size_t i = 0; i < count; ++i)
+        said += strstr(rows[i].reason, "grouped wgrad needs K == C (K = 64, C = 128)") != NULL;
+    CU_ASSERT_EQUAL(said, capable);
+    /* fprop never runs groups > 1. */
+    p = problem_2d();
+    p.groups = 2;
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
+    CU_ASSERT_EQUAL(ok, 0);
+    said = 0;
+    for (size_t i = 0; i < count; ++i)
+        said += strstr(rows[i].reason, "only wgrad kernels run grouped problems") != NULL;
+    CU_ASSERT_EQUAL(said, total_2d);
+}
+
 /* Every SM count works, including fewer SMs than a cluster has CTAs. */
 static void test_any_sm_count(void)
 {
@@ -377,6 +426,7 @@ int main(void)
         {"capacity smaller than the catalog", test_capacity_smaller_than_the_catalog},
         {"arch filter", test_arch_filter},
         {"a problem nothing can run", test_a_problem_nothing_can_run},
+        {"grouped wgrad query", test_grouped_wgrad_query},
         {"any SM count", test_any_sm_count},
         {"prediction model is sane", test_prediction_model_is_sane},
         {"NULL arguments are invalid", test_null_arguments_are_invalid},

@@ -139,7 +139,7 @@ static void test_wgrad_rules(void)
     ACCEPT(e, p);
     BOTH(e, p, c, 72, 76, "C = 76");
     BOTH(e, p, k, 40, 44, "K = 44");
-    BOTH(e, p, groups, 1, 2, "groups = 2");
+    BOTH(e, p, groups, 2, 3, "groups = 3 does not divide C = 64");
     BOTH(e, p, stride[2], 8, 9, "stride 9");
 }
 
@@ -282,11 +282,78 @@ static void test_only_cross_correlation(void)
     BOTH(e, p2(), mode, CONVCAT_CROSS_CORRELATION, (convcat_mode)5, "convolution mode");
 }
 
-static void test_groups_are_refused(void)
+static void test_fprop_groups_are_refused(void)
 {
     const cvc_entry e = unit_entry(E2_KEY);
-    BOTH(e, p2(), groups, 1, 2, "groups = 2: this kernel is not grouped");
+    BOTH(e, p2(), groups, 1, 2, "groups = 2: only wgrad kernels run grouped problems");
     BOTH(e, p2(), groups, 1, 64, "groups = 64");
+}
+
+/* Grouped wgrad, on the lines of tests/group_vectors.txt (format in its header),
+ * which test_generator.py runs through space.why_not_grouped. */
+static void test_grouped_wgrad_vectors(void)
+{
+    const char *root = unit_env_path("CONVCAT_SOURCE_ROOT");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/group_vectors.txt", root);
+    size_t size;
+    char *text = (char *)unit_read_file(path, &size);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    int lines = 0, ok = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#')
+            continue;
+        char key[CVC_KEY_BYTES], verdict[16];
+        int k, c, groups, used = 0;
+        CU_ASSERT_FATAL(sscanf(line, "%111s %d %d %d %15s %n", key, &k, &c, &groups, verdict, &used) == 5);
+        const cvc_entry e = unit_entry(key);
+        convcat_problem p = unit_problem(e.k.op, e.k.dims, e.k.a, e.k.out);
+        p.k = k, p.c = c, p.groups = groups;
+        ++lines;
+        if (strcmp(verdict, "ok") == 0) {
+            ok += 1;
+            expect(__LINE__, &e, &p, CONVCAT_OK, NULL);
+            /* A grouped plan is one tile per tap and never split: no workspace. */
+            cvc_gemm g;
+            CU_ASSERT_EQUAL(cvc_problem_gemm(&p, &g, NULL, 0), CONVCAT_OK);
+            int iters;
+            if (groups > 1) {
+                CU_ASSERT_EQUAL(cvc_tiles_n(&e, &p, &g), g.taps);
+                CU_ASSERT_EQUAL(cvc_splits(&e, &p, &g, 132, &iters), 1);
+                CU_ASSERT_EQUAL(iters, cvc_k_iters(&e, &p, &g));
+            }
+        } else {
+            CU_ASSERT_STRING_EQUAL(verdict, "refused");
+            expect(__LINE__, &e, &p, CONVCAT_ERR_UNSUPPORTED, line + used);
+        }
+    }
+    CU_ASSERT_TRUE(lines >= 20 && ok >= 8 && lines - ok >= 8);
+    free(text);
+}
+
+/* The kernels that run grouped problems: wgrad, tile M == tile N, cluster M 1 (space.groups_wgrad). */
+static void test_grouped_wgrad_kernels(void)
+{
+    static const struct {
+        const char *key;
+        bool grouped;
+    } cases[] = {
+        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", true},
+        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x2_coop", true},
+        {"sm90a_wgrad_2d_f16_f16_f32_f16_64x64x64_s4_c1x1_pingpong", true},
+        {"sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm", true},
+        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop", false},
+        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_coop", false},
+        {"sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_2sm", false},
+        {"sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", false},
+        {"sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", false},
+    };
+    for (size_t i = 0; i < CVC_ARRAY_LEN(cases); ++i) {
+        const cvc_entry e = unit_entry(cases[i].key);
+        CU_ASSERT_EQUAL(cvc_groups_wgrad(&e.k), cases[i].grouped);
+    }
 }
 
 static void test_traversal_stride_at_most_8(void)
@@ -705,7 +772,9 @@ int main(void)
         {"absent axes must be trivial", test_absent_axes_must_be_trivial},
         {"filter must fit the padded input", test_filter_must_fit_the_padded_input},
         {"only cross-correlation", test_only_cross_correlation},
-        {"groups are refused", test_groups_are_refused},
+        {"fprop groups are refused", test_fprop_groups_are_refused},
+        {"grouped wgrad vectors", test_grouped_wgrad_vectors},
+        {"grouped wgrad kernels", test_grouped_wgrad_kernels},
         {"traversal stride at most 8", test_traversal_stride_at_most_8},
         {"channels must fill 16-byte rows", test_channels_must_fill_16_byte_rows},
         {"output channels multiple of 8", test_output_channels_multiple_of_8},

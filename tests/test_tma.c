@@ -308,6 +308,22 @@ static void test_wgrad_3d_descriptors(void)
     ASSERT_U64S(y.strides, 64, 64 * 27, 64 * 27 * 40);
     ASSERT_U64S(y.box, 32, 1, 64, 1);
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
+    /* Grouped (K == C = 128, 16 groups of 8): x and dy as ungrouped, over all channels; dw is
+     * (c, T*R*S, K), its map's box no wider than c (the kernel stores the diagonal blocks itself). */
+    q.k = 128, q.groups = 16;
+    cvc_tma_operands(&e, &q, &a, &b);
+    ASSERT_U64S(a.t.dims, 128, 2 * 5 * 6 * 4);
+    ASSERT_U64S(b.i.dims, 128, 7, 6, 5, 2);
+    CU_ASSERT_EQUAL(b.i.channels_per_pixel, 64);
+    cvc_tma_output(&e, &q, 1, &y);
+    ASSERT_U64S(y.dims, 8, 27, 128);
+    ASSERT_U64S(y.strides, 16, 16 * 27);
+    ASSERT_U64S(y.box, 8, 1, 64);
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
+    q.groups = 2;   /* c = 64: a whole 128-byte box */
+    cvc_tma_output(&e, &q, 1, &y);
+    ASSERT_U64S(y.dims, 64, 27, 128);
+    ASSERT_U64S(y.box, 64, 1, 64);
 }
 
 static void test_fprop_2d_descriptors(void)

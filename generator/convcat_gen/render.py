@@ -69,7 +69,7 @@ def context(key: space.Key) -> dict:
     return dict(
         banner=BANNER.format(template_name(key)), key=key.name(), op=key.op, dims=key.dims,
         mn_a=mn_a, mn_b=mn_b, scatter=key.arch == "sm90a" and space.dgrad_scatters(key),
-        transpose=space.transposes_filter(key), splits=space.splits_k(key),
+        transpose=space.transposes_filter(key), splits=space.splits_k(key), grouped=space.groups_wgrad(key),
         ab=key.a, out=key.out, bm=key.tile_m, bn=key.tile_n, bk=key.tile_k, stages=key.stages,
         cm=key.cluster_m, cn=key.cluster_n, cluster=cluster, threads=cfg.threads,
         wg_m=cfg.wg_m, wg_n=cfg.wg_n, split_m=cfg.split == "m", pingpong=cfg.split == "none",

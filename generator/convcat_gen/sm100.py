@@ -284,7 +284,7 @@ def context(key: space.Key) -> dict:
         dynamic=dynamic, fm=key.fallback_m, fn=key.fallback_n,
         fb=dict((k.upper(), v) for k, v in _shape(fb).items()) if dynamic else {},
         key=key.name(), op=key.op, dims=key.dims, mn_a=mn_a, mn_b=mn_b,
-        scatter=space.dgrad_scatters(key),
+        scatter=space.dgrad_scatters(key), grouped=space.groups_wgrad(key),
         # 64-wide column boxes of an MN-major operand this CTA holds (2sm: B is half the tile's N)
         a_cols=key.tile_m // swz if mn_a else 0, b_cols=key.tile_n // u.cta_group // swz if mn_b else 0, a=key.a, b=key.b, out=key.out, kind=u.kind, pair=u.cta_group == 2,
         cta_group=u.cta_group, bm=key.tile_m, bn=key.tile_n, bk=key.tile_k, stages=key.stages,

@@ -227,6 +227,44 @@ def splits_k(key: Key) -> bool:
     return key.op == "wgrad" or (key.op == "fprop" and derive(key).acc_regs < SM90_ACC_REG_BUDGET)
 
 
+GROUP_CHANNELS = (8, 16, 32, 64)   # channels per group c = C / groups a grouped wgrad takes
+
+
+def groups_wgrad(key: Key) -> bool:
+    """Can this wgrad kernel run grouped problems (groups > 1, K == C)?
+
+    Its tile is Tile_M filters k by the SAME Tile_N channels of x (tile M ==
+    tile N), so it holds whole c x c diagonal blocks and stores only those;
+    and no other CTA may share its B (x at the M tile's channels) along
+    cluster M (cluster M 1, which also rules out sm100a 2sm pairs, whose
+    CTAs share B).  runtime/src/internal.h, cvc_groups_wgrad, is the same rule.
+    """
+    return key.op == "wgrad" and key.tile_m == key.tile_n and key.cluster_m == 1
+
+
+def why_not_grouped(key: Key, k: int, c: int, groups: int) -> str | None:
+    """Why a kernel cannot run a problem of K filters, C channels and `groups`
+    groups (None: it can).  The C runtime refuses with the same sentences
+    (runtime/src/problem.c, check_groups); both are tested on the same cases."""
+    if groups == 1:
+        return None
+    if key.op != "wgrad":
+        return f"groups = {groups}: only wgrad kernels run grouped problems (fprop and dgrad take groups = 1)"
+    if not groups_wgrad(key):
+        return (f"groups = {groups}: grouped wgrad needs a kernel of tile M == tile N and cluster M 1 "
+                f"(this one is {key.tile_m}x{key.tile_n}, cluster {key.cluster_m}x{key.cluster_n})")
+    if k != c:
+        return f"groups = {groups}: grouped wgrad needs K == C (K = {k}, C = {c})"
+    if c % groups:
+        return f"groups = {groups} does not divide C = {c}"
+    cg = c // groups
+    if cg not in GROUP_CHANNELS:
+        return f"C / groups = {cg} channels per group: grouped wgrad takes 8, 16, 32 or 64"
+    if key.tile_n % cg:
+        return f"C / groups = {cg} channels per group do not divide tile N {key.tile_n}"
+    return None
+
+
 def mn_major(key: Key) -> tuple[bool, bool]:
     """Which operands reach wgmma MN-major (transposed): (A, B).
 

@@ -132,17 +132,27 @@ static inline int64_t cvc_k_iters(const cvc_entry *e, const convcat_problem *p, 
 
 /* Wgrad's GEMM N is T*R*S*C.  With C a multiple of a 128-byte column (64
  * 16-bit channels) every TMA column box lies within one filter tap and tiles
- * run over it flat; otherwise each tile is a channel block of one tap. */
+ * run over it flat; otherwise each tile is a channel block of one tap.  A
+ * grouped wgrad is never flat: its tile is one tap of the M tile's channels. */
 static inline bool cvc_wgrad_flat(const cvc_entry *e, const convcat_problem *p)
 {
-    return p->c % (e->swizzle_bytes / cvc_dtype_bytes(p->b_type)) == 0;
+    return p->groups == 1 && p->c % (e->swizzle_bytes / cvc_dtype_bytes(p->b_type)) == 0;
 }
 
-/* Tiles along GEMM N. */
+/* Can a wgrad kernel run grouped problems (groups > 1, K == C)?  Its tile is
+ * Tile_M filters by the same Tile_N channels (tile M == tile N: whole c x c
+ * diagonal blocks), and no CTA shares its B, x at the M tile's channels,
+ * along cluster M (cluster M 1; no sm100a 2sm pair).  space.groups_wgrad. */
+static inline bool cvc_groups_wgrad(const cvc_key *k)
+{
+    return k->op == CONVCAT_WGRAD && k->tile_m == k->tile_n && k->cluster_m == 1;
+}
+
+/* Tiles along GEMM N: grouped wgrad, one per filter tap. */
 static inline int64_t cvc_tiles_n(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g)
 {
     if (e->k.op == CONVCAT_WGRAD && !cvc_wgrad_flat(e, p))
-        return g->taps * cvc_ceil_div(p->c, e->k.tile_n);
+        return g->taps * (p->groups > 1 ? 1 : cvc_ceil_div(p->c, e->k.tile_n));
     return cvc_ceil_div(g->n, e->k.tile_n);
 }
 
@@ -157,7 +167,7 @@ static inline void cvc_cluster_tiles(const cvc_entry *e, const convcat_problem *
 /* Split-K (query.c; wgrad and the fprop kernels of cvc_splits_k): the number of slices of the K loop that
  * minimizes the time model's waves x (stages per slice + a tile's fixed cost)
  * plus the reduction's traffic on `sms` SMs, each slice at least 8 stages
- * long; *split_iters is the stages per slice.  1 for fprop and dgrad. */
+ * long; *split_iters is the stages per slice.  1 for dgrad and grouped wgrad. */
 int cvc_splits(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, int sms, int *split_iters);
 
 /* Device scratch a plan with `splits` slices needs: the f32 partial sums. */

@@ -163,11 +163,13 @@ static void fill_params(const cvc_entry *e, const convcat_problem *p, int sms, c
         k->ldy = p->c;
         break;
     case CONVCAT_WGRAD:
-        /* Flat: GEMM N is T*R*S*C; per tap: C, with chan_tiles tiles per tap. */
+        /* Flat: GEMM N is T*R*S*C; per tap: C, with chan_tiles tiles per tap.  Grouped: dw is
+         * (K, T*R*S, c), a tile per tap (chan_tiles 1) over the M tile's channels. */
         k->channels = p->c;
-        k->ldy = g.n;   /* T*R*S*C */
+        k->ldy = g.n;   /* T*R*S*C (grouped: T*R*S*c) */
         k->gemm_n = cvc_wgrad_flat(e, p) ? (int32_t)g.n : p->c;
-        k->chan_tiles = cvc_wgrad_flat(e, p) ? 0 : (int32_t)cvc_ceil_div(p->c, e->k.tile_n);
+        k->chan_tiles = cvc_wgrad_flat(e, p) ? 0 : p->groups > 1 ? 1 : (int32_t)cvc_ceil_div(p->c, e->k.tile_n);
+        k->group_channels = p->groups > 1 ? p->c / p->groups : 0;
         break;
     default:
         k->gemm_n = p->k;

@@ -213,6 +213,32 @@ static convcat_status check_gemm(const cvc_entry *e, const convcat_problem *p, c
     return check_operands(e, p, why, n);
 }
 
+/* Grouped problems (groups > 1): wgrad kernels of cvc_groups_wgrad, K == C,
+ * c = C / groups channels per group in 8..64 (a power of two: the epilogue's
+ * same-group test), dividing tile N.  space.why_not_grouped: the same rules
+ * and sentences. */
+static convcat_status check_groups(const cvc_key *k, const convcat_problem *p, char *why, size_t n)
+{
+    const int g = p->groups;
+    if (g == 1)
+        return CONVCAT_OK;
+    if (k->op != CONVCAT_WGRAD)
+        REFUSE("groups = %d: only wgrad kernels run grouped problems (fprop and dgrad take groups = 1)", g);
+    if (!cvc_groups_wgrad(k))
+        REFUSE("groups = %d: grouped wgrad needs a kernel of tile M == tile N and cluster M 1 "
+               "(this one is %dx%d, cluster %dx%d)", g, k->tile_m, k->tile_n, k->cluster_m, k->cluster_n);
+    if (p->k != p->c)
+        REFUSE("groups = %d: grouped wgrad needs K == C (K = %d, C = %d)", g, p->k, p->c);
+    if (p->c % g)
+        REFUSE("groups = %d does not divide C = %d", g, p->c);
+    const int cg = p->c / g;
+    if (cg != 8 && cg != 16 && cg != 32 && cg != 64)
+        REFUSE("C / groups = %d channels per group: grouped wgrad takes 8, 16, 32 or 64", cg);
+    if (k->tile_n % cg)
+        REFUSE("C / groups = %d channels per group do not divide tile N %d", cg, k->tile_n);
+    return CONVCAT_OK;
+}
+
 convcat_status cvc_check_entry(const cvc_entry *e, const convcat_problem *p, char *why, size_t n)
 {
     const cvc_key *k = &e->k;
@@ -235,8 +261,8 @@ convcat_status cvc_check_entry(const cvc_entry *e, const convcat_problem *p, cha
         return st;
     if (p->mode != CONVCAT_CROSS_CORRELATION)
         REFUSE("convolution mode (flipped filter) is not supported: flip the filter and use cross-correlation");
-    if (p->groups != 1)
-        REFUSE("groups = %d: this kernel is not grouped", p->groups);
+    if ((st = check_groups(k, p, why, n)) != CONVCAT_OK)
+        return st;
     for (int a = 0; a < 3; ++a)
         if (p->stride[a] > 8)
             REFUSE("stride %d along %s: TMA traversal strides are 1..8", p->stride[a], axis_name[a]);

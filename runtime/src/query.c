@@ -86,7 +86,9 @@ int cvc_splits(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, 
 {
     const int64_t k_iters = cvc_k_iters(e, p, g);
     int64_t best = 1;
-    if (cvc_splits_k(&e->k)) {
+    /* Grouped wgrad is not split: its epilogue stores diagonal blocks itself, and
+     * KEY_reduce knows only whole (K, T*R*S*C) outputs. */
+    if (cvc_splits_k(&e->k) && p->groups == 1) {
         if (sms <= 0)
             sms = DEFAULT_SMS;
         const int cluster = e->k.cluster_m * e->k.cluster_n;
@@ -149,7 +151,7 @@ double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
     /* x, w and y each move once (one of them is the op's output). */
     const int in_bytes = cvc_dtype_bytes(p->a_type), out_bytes = cvc_dtype_bytes(p->out_type);
     const double bytes = (double)p->n * p->d * p->h * p->w * p->c * in_bytes +
-                         (double)p->k * g.taps * p->c * cvc_dtype_bytes(p->b_type) +
+                         (double)p->k * g.taps * (p->c / p->groups) * cvc_dtype_bytes(p->b_type) +
                          (double)g.pixels * p->k * out_bytes;
     /* Compute and DRAM traffic overlap only in part: half the smaller still counts (it also breaks
      * the ties at the DRAM floor that memory-bound layers, wgrad's 1x1 ones above all, produced). */

@@ -205,9 +205,13 @@ void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, int splits, cv
     if (e->k.op == CONVCAT_WGRAD) {   /* (C, taps, K[, splits]): a box is one tap (and one slice) deep */
         const bool partial = splits > 1;
         const bool flat = cvc_wgrad_flat(e, p);   /* (T*R*S*C, 1, K[, splits]) */
-        const uint64_t ext[4] = {(uint64_t)(flat ? g.n : p->c), (uint64_t)(flat ? 1 : g.taps), (uint64_t)g.m,
+        /* Grouped: dw is (c, taps, K).  The kernel stores its diagonal blocks itself (no TMA); the
+         * map stays valid, its box no wider than c. */
+        const int64_t cg = p->c / (p->groups > 0 ? p->groups : 1);
+        const uint64_t ext[4] = {(uint64_t)(flat ? g.n : cg), (uint64_t)(flat ? 1 : g.taps), (uint64_t)g.m,
                                  (uint64_t)splits};
-        tiled(partial ? 4 : 3, partial ? 4 : ob, ext, (uint32_t)(partial ? e->swizzle_bytes / 4 : e->y_box_cols), 1,
+        const uint32_t box = (uint32_t)(partial ? e->swizzle_bytes / 4 : e->y_box_cols);
+        tiled(partial ? 4 : 3, partial ? 4 : ob, ext, p->groups > 1 && cg < box ? (uint32_t)cg : box, 1,
               e->swizzle_bytes, y);
         y->box[2] = (uint32_t)e->y_box_rows;
         return;

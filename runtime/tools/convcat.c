@@ -250,6 +250,8 @@ static void print_problem(const convcat_problem *p)
     printf("%d, pad %d/%d %d/%d %d/%d, stride %d %d %d, dilation %d %d %d", p->s, p->pad_lo[0], p->pad_hi[0],
            p->pad_lo[1], p->pad_hi[1], p->pad_lo[2], p->pad_hi[2], p->stride[0], p->stride[1], p->stride[2],
            p->dilation[0], p->dilation[1], p->dilation[2]);
+    if (p->groups != 1)
+        printf(", groups %d", p->groups);
     if (st != CONVCAT_OK) {
         printf("\n         invalid: %s\n", convcat_last_error());
         return;
@@ -258,7 +260,8 @@ static void print_problem(const convcat_problem *p)
     if (p->op == CONVCAT_DGRAD)
         printf("         dgrad: reads dy (N x Z x P x Q x K) and w, writes dx (N x D x H x W x C)\n");
     if (p->op == CONVCAT_WGRAD)
-        printf("         wgrad: reads dy (N x Z x P x Q x K) and x, writes dw (K x T x R x S x C)\n");
+        printf("         wgrad: reads dy (N x Z x P x Q x K) and x, writes dw (K x T x R x S x C%s)\n",
+               p->groups > 1 ? " / groups" : "");
 }
 
 /* ---- commands ------------------------------------------------------------ */

@@ -7,7 +7,8 @@
 //                  (k, tap) whose forward window covers it (divisibility by the
 //                  stride, output in range), f32 accumulation
 // cvc_ref_wgrad    dw from dy and x: one thread per dw element, summing every
-//                  (n, output pixel) whose tap lands inside x, f32 accumulation
+//                  (n, output pixel) whose tap lands inside x, f32 accumulation;
+//                  grouped: filter k reads x's channels of its group only
 // cvc_ref_compare  sum (y - e)^2, sum e^2, the count of non-finite y and the
 //                  count of outliers |y - e| > rel * (|e| + rms), where
 //                  e = act(alpha * ref + bias[i % k] + beta * c) (rel = 0: no outlier
@@ -141,21 +142,23 @@ extern "C" __global__ void cvc_ref_dgrad(const void *dy, const void *w, float *o
     }
 }
 
-// dw[k,t,r,s,c] = sum over n, z, p, q of dy[n,z,p,q,k] * x[n, z*str_d - pad_d + t*dil_d,
-// p*str_h - pad_h + r*dil_h, q*str_w - pad_w + s*dil_w, c], taps outside x contributing 0.
+// dw[k,t,r,s,j] = sum over n, z, p, q of dy[n,z,p,q,k] * x[n, z*str_d - pad_d + t*dil_d,
+// p*str_h - pad_h + r*dil_h, q*str_w - pad_w + s*dil_w, g*cg + j], taps outside x contributing 0,
+// with cg = C / groups channels per group and g = k / (K / groups) the group of filter k.
 extern "C" __global__ void cvc_ref_wgrad(const void *dy, const void *x, float *out, cvc_ref_conv cv)
 {
-    const long long total = (long long)cv.k * cv.t * cv.r * cv.s * cv.c;
+    const int cg = cv.c / cv.groups;
+    const long long total = (long long)cv.k * cv.t * cv.r * cv.s * cg;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
          i += (long long)gridDim.x * blockDim.x) {
-        const int c = (int)(i % cv.c);
-        long long tap = i / cv.c;
+        long long tap = i / cg;
         const int s = (int)(tap % cv.s);
         tap /= cv.s;
         const int r = (int)(tap % cv.r);
         tap /= cv.r;
         const int t = (int)(tap % cv.t);
         const int k = (int)(tap / cv.t);
+        const int c = k / (cv.k / cv.groups) * cg + (int)(i % cg);   // x's channel
         float acc = 0.0f;
         for (int n = 0; n < cv.n; ++n)
             for (int z = 0; z < cv.z; ++z) {

@@ -136,8 +136,12 @@ static convcat_status make_buffers(const cvc_driver *drv, const reference *ref, 
     memset(b, 0, sizeof *b);
     if (p->op != CONVCAT_FPROP && p->op != CONVCAT_DGRAD && p->op != CONVCAT_WGRAD)
         return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "verify: unknown op %d", (int)p->op);
-    if (p->groups != 1 || p->mode != CONVCAT_CROSS_CORRELATION)
-        return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "verify: the reference computes ungrouped cross-correlation only");
+    if ((p->groups != 1 && p->op != CONVCAT_WGRAD) || p->mode != CONVCAT_CROSS_CORRELATION)
+        return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "verify: the reference computes cross-correlation, grouped for "
+                        "wgrad only");
+    if (p->groups < 1 || p->c % p->groups || p->k % p->groups)
+        return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "verify: groups = %d must divide C = %d and K = %d", p->groups,
+                        p->c, p->k);
     convcat_status st = convcat_problem_output(p, &z, &pp, &q);
     if (st != CONVCAT_OK)
         return st;
@@ -255,7 +259,8 @@ static convcat_status run_reference(const cvc_driver *drv, const reference *ref,
         return st;
     cvc_ref_conv cv = {p->n, p->d, p->h, p->w, p->c, p->k, p->t, p->r, p->s, z, pp, q,
                        p->pad_lo[0], p->pad_lo[1], p->pad_lo[2], p->stride[0], p->stride[1], p->stride[2],
-                       p->dilation[0], p->dilation[1], p->dilation[2], (int)b->tx, (int)b->tw, (int)b->ty};
+                       p->dilation[0], p->dilation[1], p->dilation[2], (int)b->tx, (int)b->tw, (int)b->ty,
+                       p->groups};
     CUfunction fn;
     const char *name;
     void *args[4];

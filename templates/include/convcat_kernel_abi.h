@@ -72,6 +72,10 @@ typedef struct cvc_params {
     int32_t cluster_tiles_n;              /* ceil(tiles_n / cluster_n) */
     int32_t activation;                   /* CVC_ACT_*: applied last */
     int32_t reserved;
+    /* Grouped wgrad (K == C, kernels of space.groups_wgrad): c = C / groups channels per group, 0 when
+     * not grouped.  A tile is Tile_M filters k x the SAME channel range of one tap (chan_tiles 1: GEMM N
+     * tile = tap); the epilogue stores only the c x c diagonal blocks, into dw as (K, T*R*S, c). */
+    int32_t group_channels;
     /* Dynamic clusters: the A and B maps whose boxes are the fallback shape's slices
      * (the kernel's tmap_a / tmap_b are the preferred shape's).  Unused otherwise. */
     cvc_tmap tmap_a_fb, tmap_b_fb;
