@@ -130,6 +130,7 @@ class Config:
     empty_arrivals: int       # arrivals that free one stage in one CTA
     producer_regs: int
     consumer_regs: int
+    scratch_bytes: int = 0    # tf32 wgrad: two K-major copies of a stage's A and B (transposes_stages)
 
 
 def _sm90_layout(key: Key):
@@ -153,8 +154,11 @@ def derive(key: Key) -> Config:
     # Epilogue: each consumer warpgroup stages its output through two
     # 64-row x 128-byte buffers (one filling while TMA stores the other).
     epi = SM90_CONSUMERS * 2 * EPI_ROWS * SWIZZLE_BYTES
+    # tf32 wgrad: the consumers transpose each stage into one of two K-major
+    # scratch buffers (tile M + tile N rows of 128 bytes each) that wgmma reads.
+    scratch = 2 * (key.tile_m + key.tile_n) * SWIZZLE_BYTES if transposes_stages(key) else 0
     # 1024-B alignment slack: SW128 atoms must start on 1024-B boundaries.
-    smem = key.stages * (a_stage + b_stage) + epi + barriers + 1024
+    smem = key.stages * (a_stage + b_stage) + scratch + epi + barriers + 1024
     # TMA boxes, one CTA's multicast slice (A is shared along cluster N, B along cluster M).
     # K-major operands (fprop A and B, dgrad A) load a slice of the tile's rows, a
     # 128-byte row of K each; MN-major operands (dgrad B, wgrad A and B) load, per
@@ -178,6 +182,7 @@ def derive(key: Key) -> Config:
         a_stage_bytes=a_stage, b_stage_bytes=b_stage, smem_bytes=smem,
         a_box_rows=a_rows, a_box_cols=a_cols, b_box_rows=b_rows, b_box_cols=b_cols,
         y_box_rows=EPI_ROWS, y_box_cols=SWIZZLE_BYTES // ELEM_BYTES[key.out], epi_bytes=epi,
+        scratch_bytes=scratch,
         # coop: both consumers release each stage; pingpong: the one whose tile it is.
         empty_arrivals=(1 if split == "none" else SM90_CONSUMERS) * (key.cluster_m + key.cluster_n - 1),
         producer_regs=prod, consumer_regs=cons)
@@ -208,12 +213,20 @@ def splits_k(key: Key) -> bool:
     return key.op == "wgrad" or (key.op == "fprop" and derive(key).acc_regs < SM90_ACC_REG_BUDGET)
 
 
+def transposes_stages(key: Key) -> bool:
+    """tf32 wgrad: TMA writes both operands MN-major, as for f16/bf16, and the
+    consumer warpgroups copy each stage into a K-major scratch buffer in shared
+    memory (tf32 wgmma reads K-major operands only) before the MMAs."""
+    return key.arch == "sm90a" and key.op == "wgrad" and key.a == "tf32"
+
+
 def mn_major(key: Key) -> tuple[bool, bool]:
     """Which operands reach wgmma MN-major (transposed): (A, B).
 
     fprop: both K-major.  dgrad: the filter as (C, K) is C-contiguous, so B is
     MN-major.  wgrad: dy as (K, pixels) and x as (C, pixels) are both
-    channel-contiguous, so both are.  Only f16/bf16 wgmma can transpose.
+    channel-contiguous, so both are (tf32: the consumers copy them K-major
+    before wgmma, transposes_stages).  Only f16/bf16 wgmma can transpose.
     """
     if key.op == "dgrad" and key.a == "tf32":
         return False, False   # tf32 wgmma cannot transpose: dgrad reads a K-major copy of the filter
@@ -249,9 +262,6 @@ def _why_invalid(key: Key) -> str | None:
     # data types
     if k.a != k.b:
         return f"A {k.a} and B {k.b} differ: mixed-input wgmma is not generated"
-    if k.a == "tf32" and k.op == "wgrad":
-        return ("input type tf32 for wgrad: tf32 wgmma takes K-major operands only, and wgrad's dy and x "
-                "are MN-major (pixels are its K); the transposes are not generated")
     if k.a not in ("f16", "bf16", "tf32"):
         return (f"input type {k.a}: the sm90a template takes f16, bf16 or tf32 (fp8 wgmma is not generated)")
     if k.acc != "f32":
@@ -263,6 +273,9 @@ def _why_invalid(key: Key) -> str | None:
     # schedule
     if k.schedule not in ("coop", "pingpong"):
         return f"schedule {k.schedule}: coop or pingpong"
+    if transposes_stages(k) and k.schedule != "coop":
+        return ("schedule pingpong for tf32 wgrad: both consumer warpgroups share each stage's copy into the "
+                "K-major scratch (tf32 wgmma reads K-major operands only), which needs the coop schedule")
     # tile
     eb = ELEM_BYTES[k.a]
     if k.tile_k * eb != SWIZZLE_BYTES:
@@ -301,8 +314,9 @@ def _why_invalid(key: Key) -> str | None:
         return f"stages {k.stages}: 2..8"
     limit = SMEM_OPTIN_BYTES[k.arch]
     if cfg.smem_bytes > limit:
+        scratch = f"+ {cfg.scratch_bytes // 1024} KiB transpose scratch " if cfg.scratch_bytes else ""
         return (f"shared memory: {k.stages} stages x {(cfg.a_stage_bytes + cfg.b_stage_bytes) // 1024} KiB "
-                f"+ {cfg.epi_bytes // 1024} KiB epilogue + barriers = {cfg.smem_bytes} B > {limit} B")
+                f"{scratch}+ {cfg.epi_bytes // 1024} KiB epilogue + barriers = {cfg.smem_bytes} B > {limit} B")
     # cluster and TMA boxes
     if (k.cluster_m, k.cluster_n) not in CLUSTERS:
         return f"cluster {k.cluster_m}x{k.cluster_n}: 1x1, 2x1, 1x2 or 2x2"
