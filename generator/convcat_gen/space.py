@@ -309,6 +309,11 @@ def _why_invalid(key: Key) -> str | None:
         if k.cluster_m * k.cluster_n > 1:
             return ("register budget: a wgrad warpgroup holding 128 accumulators with cluster multicast "
                     "spills (ptxas); take 1x1 or a smaller tile")
+    # Measured with ptxas: with 32-channel column boxes the wgrad producer keeps
+    # im2col state for tile_n / 32 of them, and beside A's multicast it spills.
+    if transposes_stages(k) and k.cluster_n > 1 and k.tile_n >= 128:
+        return (f"register budget: the tf32 wgrad producer, {k.tile_n // 32} im2col column boxes of x with "
+                "dy multicast along cluster N, spills (ptxas); take cluster N 1 or tile N 64")
     # pipeline
     if k.stages not in STAGES:
         return f"stages {k.stages}: 2..8"
