@@ -235,6 +235,10 @@ class Validity(unittest.TestCase):
         self.assertInvalid(dataclasses.replace(tf32_wgrad, stages=3, cluster_n=2), "the tf32 wgrad producer")
         self.assertValid(dataclasses.replace(tf32_wgrad, stages=3, cluster_m=2))
         self.assertValid(dataclasses.replace(tf32_wgrad, tile_n=64, cluster_n=2))
+        self.assertInvalid(dataclasses.replace(tf32_wgrad, tile_m=256, tile_n=64, stages=2, cluster_n=2),
+                           "the tf32 wgrad producer")
+        self.assertInvalid(dataclasses.replace(tf32_wgrad, tile_m=256, stages=2), "in two m64 atoms")
+        self.assertValid(dataclasses.replace(tf32_wgrad, tile_n=256, stages=2))   # one atom of 128
         self.assertInvalid(variant(BF16, a="e4m3", b="e4m3", tile_k=128), "input type e4m3")
         self.assertInvalid(variant(BF16, acc="f16"), "accumulator f16")
         self.assertInvalid(variant(BF16, out="f16"), "output f16: an bf16 kernel writes bf16 or f32")

@@ -309,11 +309,18 @@ def _why_invalid(key: Key) -> str | None:
         if k.cluster_m * k.cluster_n > 1:
             return ("register budget: a wgrad warpgroup holding 128 accumulators with cluster multicast "
                     "spills (ptxas); take 1x1 or a smaller tile")
-    # Measured with ptxas: with 32-channel column boxes the wgrad producer keeps
-    # im2col state for tile_n / 32 of them, and beside A's multicast it spills.
-    if transposes_stages(k) and k.cluster_n > 1 and k.tile_n >= 128:
-        return (f"register budget: the tf32 wgrad producer, {k.tile_n // 32} im2col column boxes of x with "
-                "dy multicast along cluster N, spills (ptxas); take cluster N 1 or tile N 64")
+    # Measured with ptxas (every tile and cluster at its most stages): tf32 wgrad's
+    # column boxes are 32 channels, so its producer keeps im2col state for
+    # tile_n / 32 of them and issues tile_m / 32 loads of dy; beside dy's
+    # multicast it spills from tile N 128 or tile M 256.  Its consumers hold
+    # the stage copy's registers too: two m64 atoms of 64 accumulators spill.
+    if transposes_stages(k) and k.cluster_n > 1 and (k.tile_n >= 128 or k.tile_m >= 256):
+        return (f"register budget: the tf32 wgrad producer ({k.tile_n // 32} im2col column boxes of x, "
+                f"{k.tile_m // 32} of dy multicast along cluster N) spills (ptxas); take cluster N 1, or "
+                "tile N 64 and tile M at most 128")
+    if transposes_stages(k) and cfg.acc_regs == SM90_ACC_REG_BUDGET and cfg.atoms > 1:
+        return ("register budget: a tf32 wgrad warpgroup holding 128 accumulators in two m64 atoms spills "
+                "beside the stage copy (ptxas); take a smaller tile M")
     # pipeline
     if k.stages not in STAGES:
         return f"stages {k.stages}: 2..8"
