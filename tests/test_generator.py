@@ -236,7 +236,7 @@ class Validity(unittest.TestCase):
         self.assertValid(variant(BF16, a="f16", b="f16", out="f16"))
         self.assertValid(variant(BF16, out="f32"))
         self.assertInvalid(variant(BF16, b="f16"), "A bf16 and B f16 differ")
-        # tf32: fprop only (wgmma tf32 has no transposed operands), 32 channels per stage, f32 out.
+        # tf32: wgmma tf32 has no transposed operands; 32 channels per stage, f32 out.
         tf32 = variant(BF16, a="tf32", b="tf32", tile_k=32, out="f32")
         self.assertValid(tf32)
         self.assertEqual(space.derive(tf32).k_steps, 4)
@@ -254,7 +254,37 @@ class Validity(unittest.TestCase):
         self.assertEqual((c.b_box_rows, c.b_box_cols), (128, 32))   # rows of C, a 128-byte row of K
         self.assertIn("_transpose(const float *w", render.render(tf32_dgrad))
         self.assertInvalid(dataclasses.replace(tf32_dgrad, tile_m=256), "a tf32 dgrad warpgroup holding 128")
-        self.assertInvalid(dataclasses.replace(tf32, op="wgrad"), "input type tf32 for wgrad")
+        # tf32 wgrad: TMA writes MN-major stages (column boxes of 32 channels), the
+        # consumers copy them K-major into two scratch buffers, wgmma reads those.
+        tf32_wgrad = dataclasses.replace(tf32, op="wgrad")
+        self.assertValid(tf32_wgrad)
+        self.assertTrue(space.transposes_stages(tf32_wgrad))
+        self.assertFalse(space.transposes_stages(variant(BF16, op="wgrad")))
+        self.assertFalse(space.transposes_stages(tf32_dgrad))
+        self.assertEqual(space.mn_major(tf32_wgrad), (True, True))   # as TMA loads them
+        c = space.derive(tf32_wgrad)
+        self.assertEqual((c.a_box_rows, c.a_box_cols, c.b_box_rows, c.b_box_cols), (32, 32, 32, 32))
+        self.assertEqual(c.scratch_bytes, 2 * (128 + 128) * 128)
+        self.assertEqual(c.smem_bytes, 4 * (16384 + 16384) + c.scratch_bytes + c.epi_bytes + 4 * 16 + 1024)
+        self.assertEqual(space.derive(tf32).scratch_bytes, 0)
+        src = render.render(tf32_wgrad)
+        self.assertIn("m64n128k8.f32.tf32.tf32", src)
+        self.assertIn("copy_stage(sa + stage * A_STAGE", src)
+        self.assertIn("cvc_fence_proxy_async();   // the generic-proxy writes", src)
+        self.assertIn("COL_CH = 32,", src)
+        self.assertNotIn("cvc_desc_mnmajor_sw128(a_base", src)
+        self.assertNotIn("copy_stage", render.render(variant(BF16, op="wgrad")))
+        self.assertInvalid(dataclasses.replace(tf32_wgrad, stages=5), "64 KiB transpose scratch")
+        self.assertValid(dataclasses.replace(tf32_wgrad, tile_n=64, stages=6))
+        self.assertInvalid(dataclasses.replace(tf32_wgrad, tile_n=64, schedule="pingpong"),
+                           "schedule pingpong for tf32 wgrad")
+        self.assertInvalid(dataclasses.replace(tf32_wgrad, stages=3, cluster_n=2), "the tf32 wgrad producer")
+        self.assertValid(dataclasses.replace(tf32_wgrad, stages=3, cluster_m=2))
+        self.assertValid(dataclasses.replace(tf32_wgrad, tile_n=64, cluster_n=2))
+        self.assertInvalid(dataclasses.replace(tf32_wgrad, tile_m=256, tile_n=64, stages=2, cluster_n=2),
+                           "the tf32 wgrad producer")
+        self.assertInvalid(dataclasses.replace(tf32_wgrad, tile_m=256, stages=2), "in two m64 atoms")
+        self.assertValid(dataclasses.replace(tf32_wgrad, tile_n=256, stages=2))   # one atom of 128
         self.assertInvalid(variant(BF16, a="e4m3", b="e4m3", tile_k=128), "input type e4m3")
         self.assertInvalid(variant(BF16, acc="f16"), "accumulator f16")
         self.assertInvalid(variant(BF16, out="f16"), "output f16: an bf16 kernel writes bf16 or f32")

@@ -18,7 +18,8 @@
  *    of 64, asymmetric padding, dilation 1..3, 1..7 taps, even taps, large
  *    problems, alpha/beta (beta != 0: gradient accumulation).
  *  - wgrad (dw from dy and x): the same variety plus stride 2, 3 and 8 and
- *    large N*Z*P*Q (the GEMM K: split-K), beta with split-K.
+ *    large N*Z*P*Q (the GEMM K: split-K), beta with split-K; tf32 kernels
+ *    also C in 4s (not 8s) and C = 96 (flat over taps in 32-channel boxes).
  *  - grouped wgrad (groups > 1, K == C, c = 8, 16, 32, 64 channels per group):
  *    1D/2D/3D, odd sizes, C not a multiple of the tile, padding, stride 2,
  *    dilation 2, beta != 0, a long pixel reduction (never split).  Kernels of
@@ -388,6 +389,31 @@ static const grouped_shape grouped_3d[] = {
     G3(2, 6, 14, 14, 24, 3, 1, 0, 1, 1, 1.0f, 1.0f),      /* c = 8, 1x1x1, accumulate */
 };
 
+/* tf32 wgrad kernels also run these: channels in 4s (16-byte f32 rows) but not
+ * 8s, which the 16-bit kernels refuse, and C = 96, a multiple of tf32's
+ * 32-channel column box but not of 64, where tiles run flat and span taps. */
+static const shape wgrad_tf32_2d[] = {
+    P2(2, 9, 11, 12, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),       /* C = 12 */
+    P2(2, 15, 17, 36, 40, 3, 3, 1, 1, 1, 1, 2, 2, 1, 1),      /* C = 36, stride 2 */
+    P2(4, 14, 14, 4, 64, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),       /* C = 4, 1x1 */
+    P2(2, 14, 14, 96, 136, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),     /* C = 96: flat, tiles span taps */
+    AB(16, 1, 28, 28, 20, 24, 1, 3, 3, V3(0, 1, 1), V3(0, 1, 1), V3(1, 1, 1), V3(1, 1, 1), 0.5f, 0.75f), /* split-K, beta */
+};
+
+static const shape wgrad_tf32_1d[] = {
+    P1(2, 101, 12, 24, 3, 1, 1, 1, 1),       /* C = 12 */
+    P1(1, 300, 28, 32, 9, 4, 4, 2, 3),       /* C = 28, 9 taps, stride 2, dilation 3 */
+    P1(2, 196, 96, 64, 3, 1, 1, 1, 1),       /* C = 96: flat */
+    AB(16, 1, 1, 784, 36, 40, 1, 1, 3, V3(0, 0, 1), V3(0, 0, 1), V3(1, 1, 1), V3(1, 1, 1), 1.0f, 1.0f), /* split-K, accumulate */
+};
+
+static const shape wgrad_tf32_3d[] = {
+    P3(2, 5, 7, 9, 12, 16, 3, 3, 3, 1, 1, 1),        /* C = 12 */
+    P3(2, 8, 16, 16, 4, 8, 1, 1, 1, 0, 2, 1),        /* C = 4, 1x1x1 stride 2 */
+    P3(1, 4, 7, 7, 96, 64, 3, 3, 3, 1, 1, 1),        /* C = 96: flat */
+    AB(2, 8, 14, 14, 20, 24, 3, 3, 3, V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1), 0.5f, 0.75f), /* beta */
+};
+
 /* ---- the lists by op and dims, and the problems of the checker and autotune tests */
 
 typedef struct shape_list {
@@ -406,6 +432,7 @@ typedef struct grouped_list {
     size_t count;
 } grouped_list;
 static const grouped_list grouped[3] = {LIST(grouped_1d), LIST(grouped_2d), LIST(grouped_3d)};   /* [dims - 1] */
+static const shape_list wgrad_tf32_lists[3] = {LIST(wgrad_tf32_1d), LIST(wgrad_tf32_2d), LIST(wgrad_tf32_3d)};
 
 /* The checker's problems: many outputs (>= 100k), each a sum of few enough
  * terms (|ref| ~ 10) that a wrong 100 is always an outlier. */
@@ -620,6 +647,11 @@ static void test_kernel(void)
     int ran = 0;
     for (size_t i = 0; i < set->count; ++i)
         ran += check_one(index, &e, &set->shapes[i], 1, (int)i);
+    if (e.op == CONVCAT_WGRAD && e.a_type == CONVCAT_TF32) {   /* problems numbered on after the op's list */
+        const shape_list *extra = &wgrad_tf32_lists[e.dims - 1];
+        for (size_t i = 0; i < extra->count; ++i)
+            ran += check_one(index, &e, &extra->shapes[i], 1, (int)(set->count + i));
+    }
     if (ran < MIN_RUNS) {
         ++failures;
         printf("\n  %s ran %d problems of %zu: fewer than %d", key, ran, set->count, MIN_RUNS);
@@ -668,6 +700,14 @@ static int lists_are_valid(void)
                         ++bad;
                     }
                 }
+            for (size_t i = 0; op == CONVCAT_WGRAD && i < wgrad_tf32_lists[dims - 1].count; ++i) {
+                const convcat_problem p = problem_for(CONVCAT_WGRAD, dims, CONVCAT_TF32, CONVCAT_TF32, CONVCAT_F32,
+                                                      &wgrad_tf32_lists[dims - 1].shapes[i]);
+                if (convcat_problem_output(&p, NULL, NULL, NULL) != CONVCAT_OK) {
+                    fprintf(stderr, "test_gpu: tf32 wgrad %dD problem %zu: %s\n", dims, i, convcat_last_error());
+                    ++bad;
+                }
+            }
             if (l->count < MIN_RUNS + 5) {
                 fprintf(stderr, "test_gpu: %s %dD: only %zu problems\n", op_names[op], dims, l->count);
                 ++bad;

@@ -141,6 +141,19 @@ static void test_wgrad_rules(void)
     BOTH(e, p, k, 40, 44, "K = 44");
     BOTH(e, p, groups, 2, 3, "groups = 3 does not divide C = 64");
     BOTH(e, p, stride[2], 8, 9, "stride 9");
+    /* tf32 (the consumers copy each stage K-major for wgmma): channels in 4s, and
+     * column boxes of 32 f32 channels, so C = 32, 64, ... runs flat over the taps. */
+    const cvc_entry t = unit_entry("sm90a_wgrad_2d_tf32_tf32_f32_f32_128x128x32_s4_c1x1_coop");
+    convcat_problem q = problem(2, CONVCAT_TF32, CONVCAT_F32);
+    q.op = CONVCAT_WGRAD;
+    ACCEPT(t, q);
+    BOTH(t, q, c, 36, 34, "C = 34: channels must be a multiple of 4");
+    BOTH(t, q, k, 40, 44, "K = 44");
+    q.c = 96;
+    CU_ASSERT_TRUE(cvc_wgrad_flat(&t, &q));
+    q.c = 48;
+    CU_ASSERT_FALSE(cvc_wgrad_flat(&t, &q));
+    CU_ASSERT_FALSE(cvc_wgrad_flat(&e, &p) && p.c % 64);
 }
 
 static void test_dims_must_match(void)
@@ -378,7 +391,7 @@ static void test_channels_must_fill_16_byte_rows(void)
     BOTH(e2, p2(), c, 16, 4, "C = 4");
     BOTH(e2, p2(), c, 72, 68, "multiple of 8 (16-byte TMA rows of bf16)");
     BOTH(e1, p1(), c, 8, 9, "of f16");
-    /* 8-bit inputs need 16 channels, tf32 4 (entries of the space not yet generated). */
+    /* 8-bit inputs need 16 channels (entries of the space not yet generated), tf32 4. */
     const cvc_entry e8 = unit_entry("sm90a_fprop_2d_e4m3_e4m3_f32_bf16_128x128x128_s4_c1x1_coop");
     const cvc_entry e32 = unit_entry("sm90a_fprop_2d_tf32_tf32_f32_f32_128x128x32_s4_c1x1_coop");
     BOTH(e8, problem(2, CONVCAT_E4M3, CONVCAT_BF16), c, 16, 8, "C = 8: channels must be a multiple of 16");

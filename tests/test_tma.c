@@ -326,6 +326,38 @@ static void test_wgrad_3d_descriptors(void)
     ASSERT_U64S(y.box, 64, 1, 64);
 }
 
+/* tf32 wgrad: the same operands in column boxes of 32 f32 channels (128 bytes)
+ * x 32 pixels (tile K 32), which the consumers copy K-major; C = 32 is one
+ * whole box per tap, so tiles run flat over T*R*S*C. */
+static void test_wgrad_tf32_descriptors(void)
+{
+    const cvc_entry e = unit_entry("sm90a_wgrad_2d_tf32_tf32_f32_f32_128x64x32_s4_c1x1_coop");
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.op = CONVCAT_WGRAD, p.dims = 2, p.a_type = p.b_type = CONVCAT_TF32, p.out_type = CONVCAT_F32;
+    p.n = 2, p.h = 6, p.w = 7, p.c = 36, p.k = 40, p.r = 3, p.s = 3;
+    p.pad_lo[1] = p.pad_hi[1] = p.pad_lo[2] = p.pad_hi[2] = 1;
+    cvc_operand_desc a, b;
+    cvc_tma_operands(&e, &p, &a, &b);
+    CU_ASSERT_EQUAL(a.t.elem_bytes, 4);
+    ASSERT_U64S(a.t.dims, 40, 2 * 6 * 7);            /* dy: K, N*P*Q */
+    ASSERT_U64S(a.t.box, 32, 32);                    /* 32 filters x 32 pixels */
+    ASSERT_U64S(b.i.dims, 36, 7, 6, 2);              /* x: C, W, H, N */
+    CU_ASSERT_EQUAL(b.i.channels_per_pixel, 32);
+    CU_ASSERT_EQUAL(b.i.pixels_per_column, 32);
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&a.t, NULL, 0));
+    CU_ASSERT_TRUE(cvc_im2col_desc_valid(&b.i, NULL, 0));
+    cvc_tiled_desc y;
+    cvc_tma_output(&e, &p, 1, &y);
+    ASSERT_U64S(y.dims, 36, 9, 40);                  /* C = 36: per tap, dw as (C, R*S, K) */
+    p.c = 32;
+    CU_ASSERT_TRUE(cvc_wgrad_flat(&e, &p));
+    cvc_tma_output(&e, &p, 1, &y);
+    ASSERT_U64S(y.dims, 9 * 32, 1, 40);
+    ASSERT_U64S(y.box, 32, 1, 64);
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
+}
+
 static void test_fprop_2d_descriptors(void)
 {
     const cvc_entry e = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop");
@@ -782,6 +814,7 @@ int main(void)
         {"fprop element sizes", test_fprop_element_sizes},
         {"dgrad 2D descriptors", test_dgrad_2d_descriptors},
         {"wgrad 3D descriptors", test_wgrad_3d_descriptors},
+        {"wgrad tf32 descriptors", test_wgrad_tf32_descriptors},
         {"dgrad stride phases", test_dgrad_stride_phases},
         {"dgrad tf32 descriptors", test_dgrad_tf32_descriptors},
         {"divider is exact", test_divider_is_exact},

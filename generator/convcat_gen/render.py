@@ -60,6 +60,9 @@ def context(key: space.Key) -> dict:
         return dict(banner=BANNER.format(template_name(key)), **sm100.context(key))
     cfg = space.derive(key)
     mn_a, mn_b = space.mn_major(key)
+    smem_transpose = space.transposes_stages(key)
+    if smem_transpose:   # tf32 wgrad: TMA writes MN-major stages, wgmma reads their K-major copies
+        mn_a = mn_b = False
     asm, outs = wgmma_instruction(cfg.wg_n, key.a, mn_a, mn_b)
     cluster = key.cluster_m * key.cluster_n > 1
     # Multicast masks: A goes to the CTAs with our x (ranks x + CM*y for all y),
@@ -70,6 +73,8 @@ def context(key: space.Key) -> dict:
         banner=BANNER.format(template_name(key)), key=key.name(), op=key.op, dims=key.dims,
         mn_a=mn_a, mn_b=mn_b, scatter=key.arch == "sm90a" and space.dgrad_scatters(key),
         transpose=space.transposes_filter(key), splits=space.splits_k(key), grouped=space.groups_wgrad(key),
+        smem_transpose=smem_transpose, scratch_bytes=cfg.scratch_bytes,
+        col_ch=space.SWIZZLE_BYTES // space.ELEM_BYTES[key.a],
         ab=key.a, out=key.out, bm=key.tile_m, bn=key.tile_n, bk=key.tile_k, stages=key.stages,
         cm=key.cluster_m, cn=key.cluster_n, cluster=cluster, threads=cfg.threads,
         wg_m=cfg.wg_m, wg_n=cfg.wg_n, split_m=cfg.split == "m", pingpong=cfg.split == "none",

@@ -149,6 +149,7 @@ class Config:
     consumer_regs: int
     fb_a_box_rows: int = 0    # a dynamic cluster's fallback shape: its A and B box rows (0: static)
     fb_b_box_rows: int = 0
+    scratch_bytes: int = 0    # tf32 wgrad: two K-major copies of a stage's A and B (transposes_stages)
 
 
 def _sm90_layout(key: Key):
@@ -172,8 +173,11 @@ def derive(key: Key) -> Config:
     # Epilogue: each consumer warpgroup stages its output through two
     # 64-row x 128-byte buffers (one filling while TMA stores the other).
     epi = SM90_CONSUMERS * 2 * EPI_ROWS * SWIZZLE_BYTES
+    # tf32 wgrad: the consumers transpose each stage into one of two K-major
+    # scratch buffers (tile M + tile N rows of 128 bytes each) that wgmma reads.
+    scratch = 2 * (key.tile_m + key.tile_n) * SWIZZLE_BYTES if transposes_stages(key) else 0
     # 1024-B alignment slack: SW128 atoms must start on 1024-B boundaries.
-    smem = key.stages * (a_stage + b_stage) + epi + barriers + 1024
+    smem = key.stages * (a_stage + b_stage) + scratch + epi + barriers + 1024
     # TMA boxes, one CTA's multicast slice (A is shared along cluster N, B along cluster M).
     # K-major operands (fprop A and B, dgrad A) load a slice of the tile's rows, a
     # 128-byte row of K each; MN-major operands (dgrad B, wgrad A and B) load, per
@@ -197,6 +201,7 @@ def derive(key: Key) -> Config:
         a_stage_bytes=a_stage, b_stage_bytes=b_stage, smem_bytes=smem,
         a_box_rows=a_rows, a_box_cols=a_cols, b_box_rows=b_rows, b_box_cols=b_cols,
         y_box_rows=EPI_ROWS, y_box_cols=SWIZZLE_BYTES // ELEM_BYTES[key.out], epi_bytes=epi,
+        scratch_bytes=scratch,
         # coop: both consumers release each stage; pingpong: the one whose tile it is.
         empty_arrivals=(1 if split == "none" else SM90_CONSUMERS) * (key.cluster_m + key.cluster_n - 1),
         producer_regs=prod, consumer_regs=cons)
@@ -265,12 +270,20 @@ def why_not_grouped(key: Key, k: int, c: int, groups: int) -> str | None:
     return None
 
 
+def transposes_stages(key: Key) -> bool:
+    """tf32 wgrad: TMA writes both operands MN-major, as for f16/bf16, and the
+    consumer warpgroups copy each stage into a K-major scratch buffer in shared
+    memory (tf32 wgmma reads K-major operands only) before the MMAs."""
+    return key.arch == "sm90a" and key.op == "wgrad" and key.a == "tf32"
+
+
 def mn_major(key: Key) -> tuple[bool, bool]:
     """Which operands reach wgmma MN-major (transposed): (A, B).
 
     fprop: both K-major.  dgrad: the filter as (C, K) is C-contiguous, so B is
     MN-major.  wgrad: dy as (K, pixels) and x as (C, pixels) are both
-    channel-contiguous, so both are.  Only f16/bf16 wgmma can transpose.
+    channel-contiguous, so both are (tf32: the consumers copy them K-major
+    before wgmma, transposes_stages).  Only f16/bf16 wgmma can transpose.
     """
     if key.op == "dgrad" and key.a == "tf32":
         return False, False   # tf32 wgmma cannot transpose: dgrad reads a K-major copy of the filter
@@ -309,9 +322,6 @@ def _why_invalid(key: Key) -> str | None:
     # data types
     if k.a != k.b:
         return f"A {k.a} and B {k.b} differ: mixed-input wgmma is not generated"
-    if k.a == "tf32" and k.op == "wgrad":
-        return ("input type tf32 for wgrad: tf32 wgmma takes K-major operands only, and wgrad's dy and x "
-                "are MN-major (pixels are its K); the transposes are not generated")
     if k.a not in ("f16", "bf16", "tf32"):
         return (f"input type {k.a}: the sm90a template takes f16, bf16 or tf32 (fp8 wgmma is not generated)")
     if k.acc != "f32":
@@ -323,6 +333,9 @@ def _why_invalid(key: Key) -> str | None:
     # schedule
     if k.schedule not in ("coop", "pingpong"):
         return f"schedule {k.schedule}: coop or pingpong"
+    if transposes_stages(k) and k.schedule != "coop":
+        return ("schedule pingpong for tf32 wgrad: both consumer warpgroups share each stage's copy into the "
+                "K-major scratch (tf32 wgmma reads K-major operands only), which needs the coop schedule")
     # tile
     eb = ELEM_BYTES[k.a]
     if k.tile_k * eb != SWIZZLE_BYTES:
@@ -356,13 +369,26 @@ def _why_invalid(key: Key) -> str | None:
         if k.cluster_m * k.cluster_n > 1:
             return ("register budget: a wgrad warpgroup holding 128 accumulators with cluster multicast "
                     "spills (ptxas); take 1x1 or a smaller tile")
+    # Measured with ptxas (every tile and cluster at its most stages): tf32 wgrad's
+    # column boxes are 32 channels, so its producer keeps im2col state for
+    # tile_n / 32 of them and issues tile_m / 32 loads of dy; beside dy's
+    # multicast it spills from tile N 128 or tile M 256.  Its consumers hold
+    # the stage copy's registers too: two m64 atoms of 64 accumulators spill.
+    if transposes_stages(k) and k.cluster_n > 1 and (k.tile_n >= 128 or k.tile_m >= 256):
+        return (f"register budget: the tf32 wgrad producer ({k.tile_n // 32} im2col column boxes of x, "
+                f"{k.tile_m // 32} of dy multicast along cluster N) spills (ptxas); take cluster N 1, or "
+                "tile N 64 and tile M at most 128")
+    if transposes_stages(k) and cfg.acc_regs == SM90_ACC_REG_BUDGET and cfg.atoms > 1:
+        return ("register budget: a tf32 wgrad warpgroup holding 128 accumulators in two m64 atoms spills "
+                "beside the stage copy (ptxas); take a smaller tile M")
     # pipeline
     if k.stages not in STAGES:
         return f"stages {k.stages}: 2..8"
     limit = SMEM_OPTIN_BYTES[k.arch]
     if cfg.smem_bytes > limit:
+        scratch = f"+ {cfg.scratch_bytes // 1024} KiB transpose scratch " if cfg.scratch_bytes else ""
         return (f"shared memory: {k.stages} stages x {(cfg.a_stage_bytes + cfg.b_stage_bytes) // 1024} KiB "
-                f"+ {cfg.epi_bytes // 1024} KiB epilogue + barriers = {cfg.smem_bytes} B > {limit} B")
+                f"{scratch}+ {cfg.epi_bytes // 1024} KiB epilogue + barriers = {cfg.smem_bytes} B > {limit} B")
     # cluster and TMA boxes
     if (k.cluster_m, k.cluster_n) not in CLUSTERS:
         return f"cluster {k.cluster_m}x{k.cluster_n}: 1x1, 2x1, 1x2 or 2x2"
