@@ -20,7 +20,7 @@ fi
 if [[ $what == *sanitize* ]]; then
     # One kernel per op and shape of pipeline: a 2x1-cluster fprop with bias, residual and GELU;
     # a 2x1-cluster dgrad and a strided one (4 phases, scattered rows, beta); a split-K wgrad (flat N)
-    # and a per-tap 3D wgrad (C = 72).
+    # and a per-tap 3D wgrad (C = 72); a tf32 wgrad (its stages copied K-major) and a grouped one (c = 8).
     run_san() {   # tool name key problem...
         local tool=$1 name=$2 key=$3; shift 3
         local dt; dt=$(echo "$key" | cut -d_ -f4); local ot; ot=$(echo "$key" | cut -d_ -f7)
@@ -39,6 +39,10 @@ if [[ $what == *sanitize* ]]; then
             --n 8 --h 28 --w 28 --c 64 --k 128 --r 3 --s 3 --pad_h 1 --pad_w 1 --beta 1
         run_san $tool wgrad_3d sm90a_wgrad_3d_bf16_bf16_f32_bf16_64x128x64_s4_c1x1_pingpong --op wgrad \
             --n 1 --d 5 --h 6 --w 7 --c 72 --k 136 --t 3 --r 3 --s 3 --pad_d 1 --pad_h 1 --pad_w 1
+        run_san $tool wgrad_tf32 sm90a_wgrad_2d_tf32_tf32_f32_f32_128x128x32_s4_c1x1_coop --op wgrad \
+            --n 4 --h 14 --w 14 --c 96 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1 --beta 0.5
+        run_san $tool wgrad_grouped sm90a_wgrad_2d_f16_f16_f32_f16_64x64x64_s4_c1x1_pingpong --op wgrad \
+            --n 2 --h 9 --w 11 --c 72 --k 72 --r 3 --s 3 --pad_h 1 --pad_w 1 --groups 9 --beta 0.75
     done
 fi
 if [[ $what == *bench* ]]; then
