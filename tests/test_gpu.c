@@ -22,7 +22,7 @@
  *    also C in 4s (not 8s) and C = 96 (flat over taps in 32-channel boxes).
  *  - grouped wgrad (groups > 1, K == C, c = 8, 16, 32, 64 channels per group):
  *    1D/2D/3D, odd sizes, C not a multiple of the tile, padding, stride 2,
- *    dilation 2, beta != 0, a long pixel reduction (never split).  Kernels of
+ *    dilation 2, beta != 0, long pixel reductions (split-K on sm90a).  Kernels of
  *    tile M == tile N and cluster M 1 run them; the other wgrad kernels must
  *    refuse them with the rule's reason (counted, by design).
  * dgrad and wgrad run without bias and activation (fprop-only features).
@@ -365,7 +365,8 @@ static const grouped_shape grouped_2d[] = {
     G2(2, 10, 12, 72, 9, 3, 3, 1, 1, 1, 0.5f, 0.75f),     /* c = 8, C = 72 (tile tails), residual */
     G2(2, 19, 19, 256, 16, 5, 5, 2, 2, 1, 1.0f, 1.0f),    /* c = 16, 5x5 stride 2, accumulate */
     G2(2, 6, 6, 16, 2, 3, 3, 1, 1, 1, 1.0f, 0.0f),        /* c = 8, C = 16: less than one tile */
-    G2(8, 28, 28, 64, 4, 3, 3, 1, 1, 1, 1.0f, 0.0f),      /* c = 16, N*P*Q = 6272: a long reduction, unsplit */
+    G2(8, 28, 28, 64, 4, 3, 3, 1, 1, 1, 1.0f, 0.0f),      /* c = 16, N*P*Q = 6272: a long reduction, split */
+    G2(16, 28, 28, 128, 16, 3, 3, 1, 1, 1, 0.5f, 0.75f),  /* c = 8, N*P*Q = 12544, split, residual */
     G2(2, 9, 9, 32, 1, 3, 3, 0, 1, 1, 1.0f, 0.0f),        /* groups 1 beside them: dense, K == C */
     {2, {2, 1, 12, 17, 64, 64, 1, 2, 4, {0, 0, 1}, {0, 1, 2}, {1, 1, 2}, {1, 2, 1}, 1.0f, 0.5f, 0, CONVCAT_ACT_NONE}},
     /* ^ c = 32, even taps, asymmetric padding, mixed stride and dilation, beta */

@@ -167,13 +167,15 @@ static inline void cvc_cluster_tiles(const cvc_entry *e, const convcat_problem *
 /* Split-K (query.c; wgrad and the fprop kernels of cvc_splits_k): the number of slices of the K loop that
  * minimizes the time model's waves x (stages per slice + a tile's fixed cost)
  * plus the reduction's traffic on `sms` SMs, each slice at least 8 stages
- * long; *split_iters is the stages per slice.  1 for dgrad and grouped wgrad. */
+ * long; *split_iters is the stages per slice.  1 for dgrad and sm100a grouped wgrad. */
 int cvc_splits(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, int sms, int *split_iters);
 
-/* Device scratch a plan with `splits` slices needs: the f32 partial sums. */
-static inline size_t cvc_workspace_bytes(const cvc_gemm *g, int splits)
+/* Device scratch a plan with `splits` slices needs: the f32 partial sums, of whole tiles
+ * (grouped wgrad: (C, T*R*S, K), every group's channels, not only the diagonal blocks). */
+static inline size_t cvc_workspace_bytes(const convcat_problem *p, const cvc_gemm *g, int splits)
 {
-    return splits > 1 ? (size_t)splits * (size_t)g->m * (size_t)g->n * sizeof(float) : 0;
+    const size_t n = p->op == CONVCAT_WGRAD && p->groups > 1 ? (size_t)g->taps * (size_t)p->c : (size_t)g->n;
+    return splits > 1 ? (size_t)splits * (size_t)g->m * n * sizeof(float) : 0;
 }
 convcat_status cvc_check_entry(const cvc_entry *e, const convcat_problem *p, char *why, size_t why_size);
 

@@ -339,7 +339,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     if (pl->params.splits > 1) {
         cvc_gemm g;
         cvc_problem_gemm(p, &g, NULL, 0);
-        pl->workspace_bytes = cvc_workspace_bytes(&g, pl->params.splits);
+        pl->workspace_bytes = cvc_workspace_bytes(p, &g, pl->params.splits);
         const int64_t blocks = cvc_ceil_div(g.m * g.n / 4, 256);
         pl->helper_grid = (int)(blocks < 8 * sms ? blocks : 8 * sms);
     }

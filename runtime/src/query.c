@@ -86,9 +86,9 @@ int cvc_splits(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, 
 {
     const int64_t k_iters = cvc_k_iters(e, p, g);
     int64_t best = 1;
-    /* Grouped wgrad is not split: its epilogue stores diagonal blocks itself, and
-     * KEY_reduce knows only whole (K, T*R*S*C) outputs. */
-    if (cvc_splits_k(&e->k) && p->groups == 1) {
+    /* Grouped wgrad splits on sm90a only: its slices store whole tiles, (C, T*R*S, K), and
+     * KEY_reduce adds the diagonal blocks; sm100a's reduction knows only dense outputs. */
+    if (cvc_splits_k(&e->k) && (p->groups == 1 || e->k.arch == CONVCAT_ARCH_SM90A)) {
         if (sms <= 0)
             sms = DEFAULT_SMS;
         const int cluster = e->k.cluster_m * e->k.cluster_n;

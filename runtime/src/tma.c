@@ -206,8 +206,8 @@ void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, int splits, cv
         const bool partial = splits > 1;
         const bool flat = cvc_wgrad_flat(e, p);   /* (T*R*S*C, 1, K[, splits]) */
         /* Grouped: dw is (c, taps, K).  The kernel stores its diagonal blocks itself (no TMA); the
-         * map stays valid, its box no wider than c. */
-        const int64_t cg = p->c / (p->groups > 0 ? p->groups : 1);
+         * map stays valid, its box no wider than c.  Its split-K slices are whole tiles, (C, taps, K). */
+        const int64_t cg = partial ? p->c : p->c / (p->groups > 0 ? p->groups : 1);
         const uint64_t ext[4] = {(uint64_t)(flat ? g.n : cg), (uint64_t)(flat ? 1 : g.taps), (uint64_t)g.m,
                                  (uint64_t)splits};
         const uint32_t box = (uint32_t)(partial ? e->swizzle_bytes / 4 : e->y_box_cols);
