@@ -262,6 +262,7 @@ static convcat_status plan_phases(convcat_plan *pl, const convcat_problem *p, in
         }
         pl->phase_params[i] = pl->params;
         cvc_phase_params(pl->e, p, &ph, &pl->phase_params[i]);
+        pl->phase_params[i].reverse_tiles = i % 2;   /* sm90a: start on the dy the last phase read last */
         pl->phase_grid[i] = cvc_grid_for(&pl->phase_params[i], fit, pl->cluster);
     }
     return CONVCAT_OK;

@@ -71,7 +71,7 @@ typedef struct cvc_params {
     int32_t cluster_tiles_m;              /* ceil(tiles_m / cluster_m) */
     int32_t cluster_tiles_n;              /* ceil(tiles_n / cluster_n) */
     int32_t activation;                   /* CVC_ACT_*: applied last */
-    int32_t reserved;
+    int32_t reverse_tiles;                /* strided dgrad: walk the tiles last to first (odd phases) */
     /* Grouped wgrad (K == C, kernels of space.groups_wgrad): c = C / groups channels per group, 0 when
      * not grouped.  A tile is Tile_M filters k x the SAME channel range of one tap (chan_tiles 1: GEMM N
      * tile = tap); the epilogue stores only the c x c diagonal blocks, into dw as (K, T*R*S, c). */
