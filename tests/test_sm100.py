@@ -315,8 +315,8 @@ class DynamicClusters(unittest.TestCase):
         self.assertIn("FB_CLUSTER_M = 1, FB_CTAS = 1,", src)
         self.assertIn("FB_A_SLICE = 128, FB_B_SLICE = 128, FB_EMPTY_ARRIVALS = 1,", src)
         self.assertIn("A_SLICE = 128, B_SLICE = 64", src)
-        self.assertIn("fallback ? &p.tmap_a_fb : &tmap_a", src)
-        self.assertIn("fallback ? &p.tmap_b_fb : &tmap_b", src)
+        self.assertIn("fallback ? &tmap_a_fb : &tmap_a", src)
+        self.assertIn("fallback ? &tmap_b_fb : &tmap_b", src)
         self.assertIn("cvc_mbar_init(empty_bar + 8 * s, sh.empty_arrivals)", src)
         self.assertIn("(uint16_t)(sh.b_mask_base << (sh.cluster_m * cy))", src)
         self.assertIn("tile_at(p, ct, tx, ty)", src)          # tiles follow the preferred shape

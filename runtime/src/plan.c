@@ -39,7 +39,7 @@ struct convcat_plan {
     int *phase_grid;
 };
 
-/* cvc_params and the plan hold 128-byte aligned tensor maps: malloc's 16 is not enough. */
+/* Plans hold 128-byte aligned tensor-map descriptors: malloc's 16 is not enough. */
 static void *zalloc128(size_t size)
 {
     size = (size + 127) / 128 * 128;
@@ -488,7 +488,7 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
         if ((st = launch_helper(drv, pl->e->transpose, grid, 32, 8, targs, stream, "filter transpose")) != CONVCAT_OK)
             return st;
     }
-    CUtensorMap map_a, map_b, map_y, map_b_fb;   /* _Alignas(128) in CUDA 13's cuda.h */
+    CUtensorMap map_a, map_b, map_y, map_a_fb, map_b_fb;   /* _Alignas(128) in CUDA 13's cuda.h */
     st = encode_operand(drv, &map_b, p->b_type, &pl->b, in_b, "cuTensorMapEncode (B operand)");
     if (st == CONVCAT_OK && pl->fallback)
         st = encode_operand(drv, &map_b_fb, p->b_type, &pl->b_fb, in_b, "cuTensorMapEncode (B operand, fallback cluster)");
@@ -518,13 +518,12 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
                           .blockDimX = (unsigned)pl->e->threads, .blockDimY = 1, .blockDimZ = 1,
                           .sharedMemBytes = (unsigned)pl->e->smem_bytes, .hStream = (CUstream)stream,
                           .attrs = attrs, .numAttrs = pl->fallback ? 2 : pl->cluster > 1 ? 1 : 0};
-    void *args[] = {&map_a, &map_b, &map_y, &params};
+    /* Dynamic-cluster kernels take the fallback shape's maps too; the others read the first four. */
+    void *args[] = {&map_a, &map_b, &map_y, &params, &map_a_fb, &map_b_fb};
     if (pl->phases > 1) {   /* strided dgrad: one launch per stride phase, each with its dy map */
         for (int i = 0; i < pl->phases && st == CONVCAT_OK; ++i) {
             params = pl->phase_params[i];
             params.y = out, params.c = t->beta != 0.0f ? t->c : NULL, params.alpha = t->alpha, params.beta = t->beta;
-            if (pl->fallback)
-                memcpy(&params.tmap_b_fb, &map_b_fb, sizeof map_b_fb);
             if (params.k_iters == 0) {   /* no tap reaches the phase: KEY_fill writes beta * C */
                 const int64_t blocks = cvc_ceil_div(params.gemm_m, 8);   /* a warp a row */
                 const unsigned grid[3] = {(unsigned)(blocks < pl->helper_grid ? blocks : pl->helper_grid), 1, 1};
@@ -536,7 +535,7 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
             st = encode_operand(drv, &map_a, p->a_type, &a, in_a, "cuTensorMapEncodeIm2col (dy, stride phase)");
             if (st == CONVCAT_OK && pl->fallback) {
                 const cvc_operand_desc a_fb = {.im2col = true, .i = pl->phase_a_fb[i]};
-                st = encode_operand(drv, (CUtensorMap *)&params.tmap_a_fb, p->a_type, &a_fb, in_a,
+                st = encode_operand(drv, &map_a_fb, p->a_type, &a_fb, in_a,
                                     "cuTensorMapEncodeIm2col (dy, stride phase, fallback cluster)");
             }
             /* After the first phase, a phase may start on the SMs the previous one frees: the
@@ -556,11 +555,8 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
         return st;
     }
     st = encode_operand(drv, &map_a, p->a_type, &pl->a, in_a, "cuTensorMapEncode (A operand)");
-    if (st == CONVCAT_OK && pl->fallback) {
-        memcpy(&params.tmap_b_fb, &map_b_fb, sizeof map_b_fb);
-        st = encode_operand(drv, (CUtensorMap *)&params.tmap_a_fb, p->a_type, &pl->a_fb, in_a,
-                            "cuTensorMapEncode (A operand, fallback cluster)");
-    }
+    if (st == CONVCAT_OK && pl->fallback)
+        st = encode_operand(drv, &map_a_fb, p->a_type, &pl->a_fb, in_a, "cuTensorMapEncode (A operand, fallback cluster)");
     if (st == CONVCAT_OK)
         st = cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
     if (st != CONVCAT_OK || !partial)

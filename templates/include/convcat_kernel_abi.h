@@ -13,16 +13,19 @@
  * Wgrad kernels also export KEY_reduce(const __grid_constant__ cvc_params p):
  * the deterministic split-K reduction, launched after KEY when splits > 1.
  *
- * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) read the A and B
- * maps of the fallback cluster shape from p.tmap_a_fb / p.tmap_b_fb when the
- * device launched their cluster in that shape; every other kernel ignores them.
+ * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) take two more
+ * parameters after p, the A and B maps of the fallback cluster shape
+ * (const __grid_constant__ CUtensorMap tmap_a_fb, tmap_b_fb), read when the
+ * device launched their cluster in that shape.  They are not in cvc_params:
+ * 256 more bytes there changed ptxas's code for every sm90a kernel and made
+ * the 128x256 fprop kernels 20% slower on output-heavy 1x1 layers (H200).
  */
 #ifndef CONVCAT_KERNEL_ABI_H
 #define CONVCAT_KERNEL_ABI_H
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 5
+#define CONVCAT_KERNEL_ABI 6
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
@@ -76,9 +79,6 @@ typedef struct cvc_params {
      * not grouped.  A tile is Tile_M filters k x the SAME channel range of one tap (chan_tiles 1: GEMM N
      * tile = tap); the epilogue stores only the c x c diagonal blocks, into dw as (K, T*R*S, c). */
     int32_t group_channels;
-    /* Dynamic clusters: the A and B maps whose boxes are the fallback shape's slices
-     * (the kernel's tmap_a / tmap_b are the preferred shape's).  Unused otherwise. */
-    cvc_tmap tmap_a_fb, tmap_b_fb;
 } cvc_params;
 
 #endif
