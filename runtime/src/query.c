@@ -46,6 +46,7 @@
 #define WGRAD_LOAD_64_PER_SM_US 64e3              /* ... for 64-row tiles */
 #define PHASE_LAUNCH_US 2.0                       /* a strided dgrad phase's launch and tail */
 #define OVERLAP_REST 0.5                          /* of the smaller of compute and DRAM time */
+#define SEG_COST_BYTES 128.0                      /* output rows in tile-N segments: 1 + this / segment bytes */
 #define MAX_SPLITS 64                             /* wgrad split-K slices at most */
 #define MIN_SPLIT_STAGES 8                        /* ... each at least this many stages long */
 
@@ -148,11 +149,17 @@ double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
                           PHASE_LAUNCH_US;
         }
     }
-    /* x, w and y each move once (one of them is the op's output). */
+    /* x, w and y each move once (one of them is the op's output).  An fprop or dgrad output
+     * written in row segments narrower than its rows (tile N < GEMM N) costs DRAM more: on the
+     * H200's output-heavy 1x1 layers 128x256 tiles beat 256x128 ones by up to 20% where N = 256
+     * (fitted with bench/model_check.py on two sessions' runs: 1 + 128 B / segment bytes). */
     const int in_bytes = cvc_dtype_bytes(p->a_type), out_bytes = cvc_dtype_bytes(p->out_type);
-    const double bytes = (double)p->n * p->d * p->h * p->w * p->c * in_bytes +
+    const double seg_cost = k->tile_n >= g.n || k->op == CONVCAT_WGRAD
+                                ? 1.0
+                                : 1.0 + SEG_COST_BYTES / ((double)k->tile_n * out_bytes);
+    const double bytes = (double)p->n * p->d * p->h * p->w * p->c * in_bytes * (k->op == CONVCAT_DGRAD ? seg_cost : 1.0) +
                          (double)p->k * g.taps * (p->c / p->groups) * cvc_dtype_bytes(p->b_type) +
-                         (double)g.pixels * p->k * out_bytes;
+                         (double)g.pixels * p->k * out_bytes * (k->op == CONVCAT_FPROP ? seg_cost : 1.0);
     /* Compute and DRAM traffic overlap only in part: half the smaller still counts (it also breaks
      * the ties at the DRAM floor that memory-bound layers, wgrad's 1x1 ones above all, produced). */
     const double dram_us = bytes / DRAM_BYTES_PER_US;
