@@ -9,7 +9,9 @@
  *  - The prologue/epilogue cost grows with the tile's output bytes (staged
  *    through shared memory and stored by TMA).
  *  - Nothing beats moving the tensors once through DRAM, and compute overlaps
- *    that traffic only in part: half the smaller of the two adds on.
+ *    that traffic only in part: half the smaller of the two adds on.  An
+ *    output written in row segments narrower than its rows (tile N < GEMM N)
+ *    moves slower.
  *  - Pingpong kernels are priced like coop ones with their warpgroup shape:
  *    per-stage and per-tile costs fitted on the H200 were within the run-to-
  *    run noise of coop's, and the model has no term for the overlap of one
