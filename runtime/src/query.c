@@ -11,7 +11,7 @@
  *  - Nothing beats moving the tensors once through DRAM, and compute overlaps
  *    that traffic only in part: half the smaller of the two adds on.  An
  *    output written in row segments narrower than its rows (tile N < GEMM N)
- *    moves slower.
+ *    moves slower, in the epilogue's cost and in the DRAM traffic.
  *  - Pingpong kernels are priced like coop ones with their warpgroup shape:
  *    per-stage and per-tile costs fitted on the H200 were within the run-to-
  *    run noise of coop's, and the model has no term for the overlap of one
@@ -52,6 +52,18 @@
 #define MAX_SPLITS 64                             /* wgrad split-K slices at most */
 #define MIN_SPLIT_STAGES 8                        /* ... each at least this many stages long */
 
+/* DRAM cost factor of an fprop or dgrad output written in row segments narrower than its
+ * rows (tile N < GEMM N): on the H200's output-heavy 1x1 layers 128x256 tiles beat 256x128
+ * ones by up to 20% where N = 256 (fitted with bench/model_check.py on two sessions' runs:
+ * 1 + 128 B / segment bytes). */
+static double segment_cost(const cvc_key *k, const convcat_problem *p)
+{
+    const int64_t n = k->op == CONVCAT_FPROP ? p->k : p->c;
+    if (k->op == CONVCAT_WGRAD || k->tile_n >= n)
+        return 1.0;
+    return 1.0 + SEG_COST_BYTES / ((double)k->tile_n * cvc_dtype_bytes(p->out_type));
+}
+
 /* One stage of K and a tile's fixed part (pipeline fill, epilogue) of entry e, in microseconds. */
 static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *stage_us, double *fixed_us)
 {
@@ -69,7 +81,7 @@ static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *sta
     *stage_us = fmax(mma_us, load_us) * (k->stages <= 2 ? 1.25 : k->stages == 3 ? 1.08 : 1.0);
     if (k->cluster_m * k->cluster_n > 1)
         *stage_us += CLUSTER_STAGE_US;
-    *fixed_us = EPILOGUE_US_PER_KB * k->tile_m * k->tile_n * out_bytes / 1024.0 + TILE_FIXED_US;
+    *fixed_us = EPILOGUE_US_PER_KB * k->tile_m * k->tile_n * out_bytes / 1024.0 * segment_cost(k, p) + TILE_FIXED_US;
 }
 
 /* Waves of a persistent grid over `ctas` CTAs: fewer SMs than a cluster has CTAs runs one
@@ -151,14 +163,9 @@ double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
                           PHASE_LAUNCH_US;
         }
     }
-    /* x, w and y each move once (one of them is the op's output).  An fprop or dgrad output
-     * written in row segments narrower than its rows (tile N < GEMM N) costs DRAM more: on the
-     * H200's output-heavy 1x1 layers 128x256 tiles beat 256x128 ones by up to 20% where N = 256
-     * (fitted with bench/model_check.py on two sessions' runs: 1 + 128 B / segment bytes). */
+    /* x, w and y each move once (one of them is the op's output, its rows maybe in segments). */
     const int in_bytes = cvc_dtype_bytes(p->a_type), out_bytes = cvc_dtype_bytes(p->out_type);
-    const double seg_cost = k->tile_n >= g.n || k->op == CONVCAT_WGRAD
-                                ? 1.0
-                                : 1.0 + SEG_COST_BYTES / ((double)k->tile_n * out_bytes);
+    const double seg_cost = segment_cost(k, p);
     const double bytes = (double)p->n * p->d * p->h * p->w * p->c * in_bytes * (k->op == CONVCAT_DGRAD ? seg_cost : 1.0) +
                          (double)p->k * g.taps * (p->c / p->groups) * cvc_dtype_bytes(p->b_type) +
                          (double)g.pixels * p->k * out_bytes * (k->op == CONVCAT_FPROP ? seg_cost : 1.0);
