@@ -7,8 +7,8 @@
  * launches with cuLaunchKernelEx on the caller's stream.
  *
  * A dynamic-cluster kernel (sm100a, "_cMxNfMxN_") gets two descriptor sets,
- * the preferred shape's A and B maps as kernel parameters and the fallback
- * shape's in its parameter block, and a launch that asks for the fallback
+ * the preferred shape's A and B maps and, after its parameter block, the
+ * fallback shape's, and a launch that asks for the fallback
  * cluster dimension with the preferred one as CU_LAUNCH_ATTRIBUTE_PREFERRED_
  * CLUSTER_DIMENSION: the device forms each cluster in one of the two shapes,
  * and the kernel reads which.
@@ -38,16 +38,6 @@ struct convcat_plan {
     cvc_params *phase_params;
     int *phase_grid;
 };
-
-/* Plans hold 128-byte aligned tensor-map descriptors: malloc's 16 is not enough. */
-static void *zalloc128(size_t size)
-{
-    size = (size + 127) / 128 * 128;
-    void *p = aligned_alloc(128, size ? size : 128);
-    if (p)
-        memset(p, 0, size ? size : 128);
-    return p;
-}
 
 _Static_assert(sizeof(CUtensorMap) == sizeof(cvc_tmap) && _Alignof(CUtensorMap) <= _Alignof(cvc_tmap),
                "the kernel ABI's tensor maps are CUtensorMaps");
@@ -246,20 +236,19 @@ static convcat_status plan_phases(convcat_plan *pl, const convcat_problem *p, in
         return CONVCAT_OK;
     pl->phase_a = calloc((size_t)n, sizeof *pl->phase_a);
     pl->phase_a_fb = pl->fallback ? calloc((size_t)n, sizeof *pl->phase_a_fb) : NULL;
-    pl->phase_params = zalloc128((size_t)n * sizeof *pl->phase_params);
+    pl->phase_params = calloc((size_t)n, sizeof *pl->phase_params);
     pl->phase_grid = calloc((size_t)n, sizeof *pl->phase_grid);
     if (!pl->phase_a || !pl->phase_params || !pl->phase_grid || (pl->fallback && !pl->phase_a_fb))
         return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory planning %d stride phases", n);
     pl->phases = n;
     pl->helper_grid = 8 * sms;   /* the fill's grid cap */
+    const cvc_entry f = cvc_entry_fallback(pl->e);
     for (int i = 0; i < n; ++i) {
         cvc_dgrad_phase ph;
         cvc_dgrad_phase_at(p, i, &ph);
         cvc_tma_dgrad_a(pl->e, p, &ph, &pl->phase_a[i]);
-        if (pl->fallback) {
-            const cvc_entry f = cvc_entry_fallback(pl->e);
+        if (pl->fallback)
             cvc_tma_dgrad_a(&f, p, &ph, &pl->phase_a_fb[i]);
-        }
         pl->phase_params[i] = pl->params;
         cvc_phase_params(pl->e, p, &ph, &pl->phase_params[i]);
         pl->phase_params[i].reverse_tiles = i % 2;   /* sm90a: start on the dy the last phase read last */
@@ -319,7 +308,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
                         "cuKernelSetAttribute(max dynamic shared memory)");
     if (st != CONVCAT_OK)
         return st;
-    convcat_plan *pl = zalloc128(sizeof *pl);
+    convcat_plan *pl = calloc(1, sizeof *pl);
     if (!pl)
         return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory making a plan");
     pl->index = index;
