@@ -23,11 +23,12 @@
  *    tap reaches is a fill at DRAM speed.
  * Constants were measured on the H200 (bench/bench.py, 2026-11-29,
  * BENCHMARKS.md): 787 TFLOP/s bf16 GEMM, 4.3 TB/s copy, and the per-stage /
- * per-tile costs fitted over the layer suite's kernels.  In the second
- * session's run the top pick landed at 0.94-0.99 of the fastest kernel
- * (geomean per op and suite; lowest single layers 0.59-0.87, wgrad on 1x1
- * layers worst); bench/model_check.py judges a changed model against such a
- * run offline, and convcat_autotune times the candidates.
+ * per-tile costs fitted over the layer suite's kernels.  In the third
+ * session's runs the top pick landed at 0.97-0.99 of the fastest kernel
+ * (geomean per op on layers.txt and resnet50.txt; lowest single layers
+ * 0.88-0.96, sd_unet's 17 us layers lower); bench/model_check.py judges a
+ * changed model against such a run offline, and convcat_autotune times the
+ * candidates.
  */
 #include <math.h>
 #include <stdlib.h>
