@@ -7,7 +7,8 @@ instructions of the key's arch (sm90a: HGMMA; sm100a: UTC*MMA, which nvdisasm
 .2CTA for cta_group::2) and no local
 memory traffic (LDL/STL); the kernel's symbol must be the key, and the
 helper kernels the runtime looks up beside it must be there (KEY_reduce for
-wgrad, KEY_fill for a dgrad kernel with the strided epilogue).  ptxas spills
+wgrad, KEY_fill for a dgrad kernel with the strided epilogue, and on sm90a
+KEY_strided, the kernel of its stride phases).  ptxas spills
 and C75xx diagnostics already fail the build (catalog/compile.py).
 
 Exits 77 (skip) when cuobjdump or nvdisasm cannot be found: the CUDA toolkit
@@ -81,9 +82,11 @@ def main():
             if not re.search(rf"Function : {key}$", sass, re.M):
                 problems.append("kernel symbol is not the key")
             k = space.parse(key)
-            helper = "_reduce" if space.splits_k(k) else "_fill" if space.dgrad_scatters(k) else None
-            if helper and not re.search(rf"Function : {key}{helper}$", sass, re.M):
-                problems.append(f"no helper kernel {key}{helper}")
+            helpers = ["_reduce"] if space.splits_k(k) else ["_fill"] if space.dgrad_scatters(k) else []
+            if arch == "sm90a" and space.dgrad_scatters(k):
+                helpers.append("_strided")   # the stride phases' kernel (runtime: e->strided)
+            problems += [f"no helper kernel {key}{h}" for h in helpers
+                         if not re.search(rf"Function : {key}{h}$", sass, re.M)]
         count = len(MMA[arch].findall(sass))
         return (f"{'FAIL' if problems else 'ok  '} {key}: {count} {arch} MMA instructions"
                 + (": " + "; ".join(problems) if problems else "")), bool(problems)

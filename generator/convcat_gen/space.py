@@ -169,7 +169,12 @@ def derive(key: Key) -> Config:
     split, wg_m, wg_n = _sm90_layout(key)
     a_stage = key.tile_m * key.tile_k * eb
     b_stage = key.tile_n * key.tile_k * eb
-    barriers = 2 * key.stages * 8
+    acc_regs = (wg_m // 64) * (wg_n // 2) if wg_m >= 64 else 0
+    # full/empty per stage; a scattering dgrad kernel's KEY_strided adds full/free per
+    # epilogue buffer and four row tables per consumer (8 bytes a row of its slice:
+    # dgrad_scatters, store_scattered).
+    scatters = key.op == "dgrad" and acc_regs < SM90_ACC_REG_BUDGET
+    barriers = 2 * key.stages * 8 + (64 + SM90_CONSUMERS * 4 * max(wg_m, 64) * 8 if scatters else 0)
     # Epilogue: each consumer warpgroup stages its output through two
     # 64-row x 128-byte buffers (one filling while TMA stores the other).
     epi = SM90_CONSUMERS * 2 * EPI_ROWS * SWIZZLE_BYTES
@@ -196,7 +201,7 @@ def derive(key: Key) -> Config:
     return Config(
         key=key, threads=SM90_THREADS, consumers=SM90_CONSUMERS,
         wg_m=wg_m, wg_n=wg_n, split=split, atoms=max(wg_m // 64, 1),
-        acc_regs=(wg_m // 64) * (wg_n // 2) if wg_m >= 64 else 0,
+        acc_regs=acc_regs,
         k_steps=key.tile_k * eb // 32,   # one wgmma takes 32 bytes of K: k16 of f16/bf16, k8 of tf32
         a_stage_bytes=a_stage, b_stage_bytes=b_stage, smem_bytes=smem,
         a_box_rows=a_rows, a_box_cols=a_cols, b_box_rows=b_rows, b_box_cols=b_cols,

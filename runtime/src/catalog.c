@@ -292,11 +292,16 @@ convcat_status cvc_entry_kernel(convcat_catalog *cat, cvc_entry *e, void **kerne
             snprintf(name, sizeof name, "%s_transpose", e->key);
             if (st == CONVCAT_OK && cvc_transposes_filter(&e->k))
                 st = cvc_cuda_check(drv->cuLibraryGetKernel(&transpose, lib, name), "cuLibraryGetKernel (transpose)");
+            CUkernel strided = NULL;   /* sm90a: stride phases run a kernel of their own */
+            snprintf(name, sizeof name, "%s_strided", e->key);
+            if (st == CONVCAT_OK && e->k.arch == CONVCAT_ARCH_SM90A && cvc_dgrad_scatters(&e->k))
+                st = cvc_cuda_check(drv->cuLibraryGetKernel(&strided, lib, name), "cuLibraryGetKernel (strided)");
             if (st == CONVCAT_OK) {
                 e->library = lib;
                 e->kernel = kern;
                 e->helper = helper;
                 e->transpose = transpose;
+                e->strided = strided;
             } else {
                 drv->cuLibraryUnload(lib);
             }

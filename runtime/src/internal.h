@@ -76,6 +76,7 @@ typedef struct cvc_entry {
     void *kernel;
     void *helper;        /* wgrad: KEY_reduce, the split-K reduction; dgrad: KEY_fill, a tap-less phase */
     void *transpose;     /* tf32 dgrad: KEY_transpose, the filter's K-major copy */
+    void *strided;       /* sm90a scattering dgrad: KEY_strided, the kernel of a stride phase */
 } cvc_entry;
 
 struct convcat_catalog {

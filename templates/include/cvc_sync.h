@@ -102,6 +102,18 @@ CVC_DEV uint32_t cvc_ld_shared_u32(uint32_t addr)
     return v;
 }
 
+CVC_DEV void cvc_st_shared_s64(uint32_t addr, int64_t v)
+{
+    asm volatile("st.shared.b64 [%0], %1;" ::"r"(addr), "l"(v) : "memory");
+}
+
+CVC_DEV int64_t cvc_ld_shared_s64(uint32_t addr)
+{
+    int64_t v;
+    asm volatile("ld.shared.b64 %0, [%1];" : "=l"(v) : "r"(addr) : "memory");
+    return v;
+}
+
 CVC_DEV void cvc_st_shared_f32x2(uint32_t addr, float x, float y)
 {
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
