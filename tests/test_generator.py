@@ -115,10 +115,75 @@ class Validity(unittest.TestCase):
         self.assertInvalid(variant(BF16, tile_m=256, tile_n=256, stages=3), "register budget: 256 f32 accumulators")
         self.assertInvalid(variant(BF16, tile_m=256, tile_n=192, stages=3), "register budget: 192")
 
-    def test_tile_k_is_one_swizzle_row(self):
+    def test_tile_k_is_one_or_two_swizzle_rows(self):
         self.assertValid(variant(BF16, tile_k=64))
-        self.assertInvalid(variant(BF16, tile_k=32), "tile K 32: one stage holds one 128-byte swizzle row")
-        self.assertInvalid(variant(BF16, tile_k=128), "tile K 128")
+        self.assertEqual(space.k_spans(variant(BF16, tile_k=64)), 1)
+        self.assertInvalid(variant(BF16, tile_k=32), "tile K 32: one stage holds one or two 128-byte swizzle rows")
+        self.assertInvalid(variant(BF16, tile_k=256, stages=2), "tile K 256: one stage holds one or two")
+        self.assertInvalid(variant(BF16, tile_k=96, stages=2), "tile K 96: one stage holds one or two")
+        # tf32 keeps one span (the stage copy and the K-major filter take one); sm100a too.
+        tf32 = variant(BF16, a="tf32", b="tf32", out="f32", tile_k=64)
+        for op in space.OPS:
+            self.assertInvalid(dataclasses.replace(tf32, op=op), "tile K 64: a tf32 stage holds one 128-byte")
+            self.assertInvalid(dataclasses.replace(tf32, op=op, tile_k=128), "two-span stages are f16/bf16 only")
+        self.assertInvalid(variant(BF16, arch="sm100a", schedule="1sm", tile_k=128),
+                           "tile K 128: one stage holds one 128-byte swizzle row")
+
+    def test_tile_k_128(self):
+        """Two 128-byte spans of K a stage: f16/bf16, every op, coop and pingpong."""
+        k128 = variant(BF16, tile_k=128, stages=3)
+        for op in space.OPS:
+            for ab in ("f16", "bf16"):
+                self.assertValid(dataclasses.replace(k128, op=op, a=ab, b=ab, out=ab))
+        self.assertValid(dataclasses.replace(k128, cluster_m=2))
+        self.assertValid(dataclasses.replace(k128, cluster_m=2, cluster_n=2, dims=3))
+        self.assertValid(dataclasses.replace(k128, schedule="pingpong"))
+        self.assertValid(dataclasses.replace(k128, tile_n=256, stages=2))
+        self.assertValid(dataclasses.replace(k128, tile_m=256, stages=2, cluster_m=2))
+        self.assertValid(dataclasses.replace(k128, op="wgrad", tile_m=64, tile_n=64, stages=6, schedule="pingpong"))
+        # The stage doubles: 64 KiB for 128x128, so 3 stages fit and 4 do not; 128x256 takes 2.
+        self.assertInvalid(dataclasses.replace(k128, stages=4), "shared memory: 4 stages x 64 KiB")
+        self.assertInvalid(dataclasses.replace(k128, tile_n=256), "shared memory: 3 stages x 96 KiB")
+        # The existing register rules still apply.
+        self.assertInvalid(dataclasses.replace(k128, op="wgrad", schedule="pingpong"),
+                           "a wgrad pingpong warpgroup holding 128 accumulators")
+        self.assertInvalid(dataclasses.replace(k128, op="wgrad", tile_n=256, stages=2, cluster_m=2),
+                           "with cluster multicast spills")
+        c = space.derive(k128)
+        self.assertEqual(space.k_spans(k128), 2)
+        self.assertEqual(c.k_steps, 8)
+        self.assertEqual((c.a_stage_bytes, c.b_stage_bytes), (32768, 32768))
+        self.assertEqual(c.smem_bytes, 3 * 65536 + c.epi_bytes + 3 * 16 + 1024)
+        # K-major boxes stay one span wide (the kernel loads each span); tensor-map fields.
+        self.assertEqual((c.a_box_rows, c.a_box_cols, c.b_box_rows, c.b_box_cols), (128, 64, 128, 64))
+        c = space.derive(dataclasses.replace(k128, cluster_m=2, cluster_n=2))
+        self.assertEqual((c.a_box_rows, c.a_box_cols, c.b_box_rows, c.b_box_cols), (64, 64, 64, 64))
+        # MN-major boxes: 128 K rows of a 64-wide column (a slice of them along the cluster).
+        c = space.derive(dataclasses.replace(k128, op="dgrad", cluster_m=2))
+        self.assertEqual((c.a_box_rows, c.a_box_cols, c.b_box_rows, c.b_box_cols), (128, 64, 64, 64))
+        c = space.derive(dataclasses.replace(k128, op="wgrad"))
+        self.assertEqual((c.a_box_rows, c.a_box_cols, c.b_box_rows, c.b_box_cols), (128, 64, 128, 64))
+        c = space.derive(dataclasses.replace(k128, op="wgrad", tile_n=64, cluster_n=2))
+        self.assertEqual((c.a_box_rows, c.b_box_rows), (64, 128))
+        # The template: two loads a stage for each K-major operand, descriptors per span.
+        src = render.render(k128)
+        self.assertIn("K_SPANS = 2,", src)
+        self.assertIn("cvc_tma_im2col_4d(dst_a + A_SPAN, tmap_a, bar, c + COL_CH,", src)
+        self.assertIn("cvc_tma_tile_4d(dst_b + B_SPAN, tmap_b, bar, c + COL_CH, s, r, n0, mask_b);", src)
+        self.assertIn("b_base + k / SPAN_STEPS * B_SPAN + 32 * (k % SPAN_STEPS)", src)
+        self.assertIn("a_base + k / SPAN_STEPS * A_SPAN + a * 64 * ROW_BYTES", src)
+        src = render.render(dataclasses.replace(k128, op="dgrad", dims=1))
+        self.assertIn("cvc_tma_im2col_3d(dst_a + A_SPAN, tmap_a, bar, c + COL_CH,", src)
+        self.assertIn("cvc_desc_mnmajor_sw128(b_base + 2048 * k, COL_BYTES)", src)
+        self.assertNotIn("B_SPAN", src.split("produce(")[1].split("consume(")[0].replace("B_SPAN = ", ""))
+        src = render.render(dataclasses.replace(k128, op="wgrad"))
+        self.assertNotIn("A_SPAN,", src.split("enum {")[1].replace("A_SPAN = ", ""))
+        self.assertIn("cvc_desc_mnmajor_sw128(a_base + a * COL_BYTES + 2048 * k, COL_BYTES)", src)
+        self.assertIn("BK = 128,", src)
+        # Tile K 64 renders none of it.
+        src = render.render(variant(BF16))
+        for text in ("K_SPANS", "A_SPAN", "SPAN_STEPS", "c + COL_CH"):
+            self.assertNotIn(text, src)
 
     def test_tile_m_and_n(self):
         self.assertInvalid(variant(BF16, tile_m=192), "tile M 192")

@@ -156,6 +156,31 @@ static void test_wgrad_rules(void)
     CU_ASSERT_FALSE(cvc_wgrad_flat(&e, &p) && p.c % 64);
 }
 
+/* Tile K 128 (two 128-byte spans of K a stage, f16/bf16): no rule of its own.  A
+ * stage is one tap's channels c..c+127 (fprop C, dgrad dy's K) or 128 pixels
+ * (wgrad); whatever lies past the tensor, a whole second span included, is
+ * zero-filled by TMA, so the 16-byte-row rules are the tile-K-64 kernels' ones. */
+static void test_tile_k_128_rules(void)
+{
+    const cvc_entry f = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x128_s3_c2x1_coop");
+    const cvc_entry d = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x128_s3_c1x1_coop");
+    const cvc_entry w = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x128_s3_c1x1_coop");
+    convcat_problem p = p2();
+    ACCEPT(f, p);   /* C = 64: the second span all zeros */
+    BOTH(f, p, c, 8, 12, "C = 12: channels must be a multiple of 8");
+    BOTH(f, p, c, 136, 68, "C = 68");
+    BOTH(f, p, k, 200, 20, "K = 20");
+    p.op = CONVCAT_DGRAD;
+    ACCEPT(d, p);
+    BOTH(d, p, k, 72, 76, "K = 76");
+    BOTH(d, p, stride[2], 2, 9, "stride 9 along W");   /* 64 accumulators a warpgroup: it scatters */
+    p.op = CONVCAT_WGRAD;
+    ACCEPT(w, p);
+    BOTH(w, p, c, 200, 76, "C = 76");
+    p.n = 1, p.h = p.w = 3;   /* 9 pixels: one stage of 128, zero-filled past them */
+    ACCEPT(w, p);
+}
+
 static void test_dims_must_match(void)
 {
     const cvc_entry e2 = unit_entry(E2_KEY), e1 = unit_entry(E1_KEY), e3 = unit_entry(E3_KEY);
@@ -784,6 +809,7 @@ int main(void)
         {"dgrad strides", test_dgrad_strides},
         {"dgrad corner ranges", test_dgrad_corner_ranges},
         {"wgrad rules", test_wgrad_rules},
+        {"tile K 128 rules", test_tile_k_128_rules},
         {"dims must match", test_dims_must_match},
         {"dtypes must match", test_dtypes_must_match},
         {"extents must be at least one", test_extents_must_be_at_least_one},

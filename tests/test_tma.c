@@ -395,6 +395,54 @@ static void test_fprop_2d_descriptors(void)
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b, NULL, 0));
 }
 
+/* Tile K 128 (f16/bf16): a K-major operand arrives as two loads a stage, one per
+ * 128-byte span of K (channels c.. and c + 64..), so its boxes stay 64 channels
+ * wide; MN-major ones get 128 K rows per 64-wide column (a slice per cluster CTA). */
+static void test_tile_k_128_descriptors(void)
+{
+    const cvc_entry e = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x128_s3_c2x1_coop");
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.n = 2, p.h = 10, p.w = 12, p.c = 200, p.k = 24, p.r = 3, p.s = 3;
+    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1;
+    cvc_im2col_desc a;
+    cvc_tiled_desc b;
+    unit_fprop_descs(&e, &p, &a, &b);
+    ASSERT_U64S(a.dims, 200, 12, 10, 2);             /* C, W, H, N */
+    CU_ASSERT_EQUAL(a.channels_per_pixel, 64);       /* one span; the kernel loads c and c + 64 */
+    CU_ASSERT_EQUAL(a.pixels_per_column, 128);
+    ASSERT_U64S(b.box, 64, 1, 1, 64);                /* one span x tile N / cluster M */
+    CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a, NULL, 0));
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b, NULL, 0));
+    cvc_gemm g;
+    CU_ASSERT_EQUAL(cvc_problem_gemm(&p, &g, NULL, 0), CONVCAT_OK);
+    CU_ASSERT_EQUAL(cvc_k_iters(&e, &p, &g), 9 * 2);   /* taps x 128-channel blocks (200: 2) */
+
+    const cvc_entry d = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x128_s3_c2x1_coop");
+    convcat_problem q = p;
+    q.op = CONVCAT_DGRAD;
+    cvc_operand_desc da, db;
+    cvc_tma_operands(&d, &q, &da, &db);
+    CU_ASSERT_EQUAL(da.i.channels_per_pixel, 64);    /* dy: one span of its K channels */
+    CU_ASSERT_EQUAL(da.i.pixels_per_column, 128);
+    ASSERT_U64S(db.t.box, 64, 1, 1, 64);             /* 64 channels x 128 / cluster M rows of K */
+    CU_ASSERT_TRUE(cvc_im2col_desc_valid(&da.i, NULL, 0));
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&db.t, NULL, 0));
+    CU_ASSERT_EQUAL(cvc_problem_gemm(&q, &g, NULL, 0), CONVCAT_OK);
+    CU_ASSERT_EQUAL(cvc_k_iters(&d, &q, &g), 9 * 1);   /* K = 24: one block, zero-filled past 24 */
+
+    const cvc_entry w = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x128_s3_c1x1_coop");
+    q.op = CONVCAT_WGRAD;
+    cvc_tma_operands(&w, &q, &da, &db);
+    ASSERT_U64S(da.t.box, 64, 128);                  /* dy: 64 filters x 128 pixels */
+    CU_ASSERT_EQUAL(db.i.channels_per_pixel, 64);
+    CU_ASSERT_EQUAL(db.i.pixels_per_column, 128);    /* x: 128 pixels of a 64-channel column */
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&da.t, NULL, 0));
+    CU_ASSERT_TRUE(cvc_im2col_desc_valid(&db.i, NULL, 0));
+    CU_ASSERT_EQUAL(cvc_problem_gemm(&q, &g, NULL, 0), CONVCAT_OK);
+    CU_ASSERT_EQUAL(cvc_k_iters(&w, &q, &g), (2 * 10 * 12 + 127) / 128);
+}
+
 static void test_fprop_3d_descriptors(void)
 {
     const cvc_entry e = unit_entry("sm90a_fprop_3d_f16_f16_f32_f32_64x128x64_s3_c1x2_coop");
@@ -818,6 +866,7 @@ int main(void)
     CU_TestInfo tests[] = {
         {"fprop 1D descriptors", test_fprop_1d_descriptors},
         {"fprop 2D descriptors", test_fprop_2d_descriptors},
+        {"tile K 128 descriptors", test_tile_k_128_descriptors},
         {"fprop 3D descriptors", test_fprop_3d_descriptors},
         {"fprop element sizes", test_fprop_element_sizes},
         {"dgrad 2D descriptors", test_dgrad_2d_descriptors},

@@ -144,11 +144,12 @@ static inline cvc_entry unit_entry(const char *key)
     e.smem_bytes = 100000;
     e.registers = 168;
     /* As space.derive: MN-major operands (dgrad B, wgrad A and B) load 64-wide
-     * columns of a slice of the stage's K rows. */
-    const int swz = 128 / cvc_dtype_bytes(e.k.a);
+     * columns of a slice of the stage's K rows; K-major ones a 128-byte row of K
+     * (sm90a tile K 128 of f16/bf16: one load per 128-byte span, two a stage). */
+    const int swz = 128 / cvc_dtype_bytes(e.k.a), span = e.k.tile_k < swz ? e.k.tile_k : swz;
     const bool mn_b = e.k.op == CONVCAT_WGRAD || (e.k.op == CONVCAT_DGRAD && e.k.a != CONVCAT_TF32);
-    e.a_box_cols = e.k.op == CONVCAT_WGRAD ? swz : e.k.tile_k;
-    e.b_box_cols = mn_b ? swz : e.k.tile_k;
+    e.a_box_cols = e.k.op == CONVCAT_WGRAD ? swz : span;
+    e.b_box_cols = mn_b ? swz : span;
     /* The box rows of a cluster shape: the preferred one, and a dynamic cluster's fallback. */
     for (int fb = 0; fb < 1 + cvc_key_dynamic(&e.k); ++fb) {
         const int cm = fb ? e.k.fallback_m : e.k.cluster_m, cn = fb ? e.k.fallback_n : e.k.cluster_n;

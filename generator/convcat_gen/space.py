@@ -185,11 +185,12 @@ def derive(key: Key) -> Config:
     smem = key.stages * (a_stage + b_stage) + scratch + epi + barriers + 1024
     # TMA boxes, one CTA's multicast slice (A is shared along cluster N, B along cluster M).
     # K-major operands (fprop A and B, dgrad A) load a slice of the tile's rows, a
-    # 128-byte row of K each; MN-major operands (dgrad B, wgrad A and B) load, per
+    # 128-byte row of K each (tile K 128 of f16/bf16: two such loads per stage, one
+    # per span, k_spans); MN-major operands (dgrad B, wgrad A and B) load, per
     # 64-wide column of the tile, a slice of the stage's K rows.
     swz = SWIZZLE_BYTES // eb
-    a_rows, a_cols = key.tile_m // key.cluster_n, key.tile_k
-    b_rows, b_cols = key.tile_n // key.cluster_m, key.tile_k
+    a_rows, a_cols = key.tile_m // key.cluster_n, min(key.tile_k, swz)
+    b_rows, b_cols = key.tile_n // key.cluster_m, min(key.tile_k, swz)
     if key.op == "wgrad" or (key.op == "dgrad" and key.a != "tf32"):
         b_rows, b_cols = key.tile_k // key.cluster_m, swz
     if key.op == "wgrad":
@@ -275,6 +276,19 @@ def why_not_grouped(key: Key, k: int, c: int, groups: int) -> str | None:
     return None
 
 
+def k_spans(key: Key) -> int:
+    """128-byte swizzle spans of K in one sm90a stage: 1 (tile K 64 of f16/bf16,
+    32 of tf32) or 2 (tile K 128 of f16/bf16).
+
+    A K-major operand (fprop A and B, dgrad A) keeps each span in its own region
+    of tile-rows x 128 bytes, filled by its own TMA load (channels c.. and
+    c + 64..), and wgmma steps 0-3 read the first region, 4-7 the second.  An
+    MN-major operand (dgrad B, wgrad A and B) just has 128 K rows per 64-wide
+    column box; its descriptor keeps stepping 16 rows (2048 B) per k16.
+    """
+    return key.tile_k * ELEM_BYTES[key.a] // SWIZZLE_BYTES
+
+
 def transposes_stages(key: Key) -> bool:
     """tf32 wgrad: TMA writes both operands MN-major, as for f16/bf16, and the
     consumer warpgroups copy each stage into a K-major scratch buffer in shared
@@ -343,9 +357,14 @@ def _why_invalid(key: Key) -> str | None:
                 "K-major scratch (tf32 wgmma reads K-major operands only), which needs the coop schedule")
     # tile
     eb = ELEM_BYTES[k.a]
-    if k.tile_k * eb != SWIZZLE_BYTES:
-        return (f"tile K {k.tile_k}: one stage holds one 128-byte swizzle row of K "
-                f"({SWIZZLE_BYTES // eb} {k.a} elements)")
+    if k.a == "tf32" and k.tile_k * eb != SWIZZLE_BYTES:
+        # tf32 wgrad's stage copy (copy_stage: a lane per pixel row of one 128-byte span) and
+        # tf32 dgrad's K-major filter boxes take one span a stage; fprop is kept alike.
+        return (f"tile K {k.tile_k}: a tf32 stage holds one 128-byte swizzle row of K "
+                f"({SWIZZLE_BYTES // eb} tf32 elements); two-span stages are f16/bf16 only")
+    if k.tile_k * eb not in (SWIZZLE_BYTES, 2 * SWIZZLE_BYTES):
+        return (f"tile K {k.tile_k}: one stage holds one or two 128-byte swizzle rows of K "
+                f"({SWIZZLE_BYTES // eb} or {2 * SWIZZLE_BYTES // eb} {k.a} elements)")
     if k.tile_m not in (64, 128, 256):
         return f"tile M {k.tile_m}: 64, 128 or 256 (m64 wgmma atoms, split over two warpgroups)"
     if k.tile_n not in (64, 128, 192, 256):
