@@ -163,7 +163,7 @@ static void test_wgrad_rules(void)
 static void test_tile_k_128_rules(void)
 {
     const cvc_entry f = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x128_s3_c2x1_coop");
-    const cvc_entry d = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x128_s3_c1x1_coop");
+    const cvc_entry d = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x128_s2_c1x1_coop");
     const cvc_entry w = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x128_s3_c1x1_coop");
     convcat_problem p = p2();
     ACCEPT(f, p);   /* C = 64: the second span all zeros */

@@ -418,7 +418,7 @@ static void test_tile_k_128_descriptors(void)
     CU_ASSERT_EQUAL(cvc_problem_gemm(&p, &g, NULL, 0), CONVCAT_OK);
     CU_ASSERT_EQUAL(cvc_k_iters(&e, &p, &g), 9 * 2);   /* taps x 128-channel blocks (200: 2) */
 
-    const cvc_entry d = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x128_s3_c2x1_coop");
+    const cvc_entry d = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x128_s2_c2x1_coop");
     convcat_problem q = p;
     q.op = CONVCAT_DGRAD;
     cvc_operand_desc da, db;
