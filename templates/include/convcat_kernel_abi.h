@@ -12,6 +12,11 @@
  *                                  const __grid_constant__ cvc_params p);
  * Wgrad kernels also export KEY_reduce(const __grid_constant__ cvc_params p):
  * the deterministic split-K reduction, launched after KEY when splits > 1.
+ * Dgrad kernels that scatter rows export KEY_fill(cvc_params) for stride
+ * phases no tap reaches; on sm90a also KEY_strided, KEY's signature, which
+ * runs every stride phase of a strided problem (KEY itself then has no
+ * scattering epilogue: ABI 7, so a runtime of ABI 6, which would launch KEY
+ * for the phases, refuses these catalogs).
  *
  * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) take two more
  * parameters after p, the A and B maps of the fallback cluster shape
@@ -25,7 +30,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 6
+#define CONVCAT_KERNEL_ABI 7
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
