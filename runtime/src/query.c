@@ -23,12 +23,12 @@
  *    tap reaches is a fill at DRAM speed.
  * Constants were measured on the H200 (bench/bench.py, 2026-11-29,
  * BENCHMARKS.md): 787 TFLOP/s bf16 GEMM, 4.3 TB/s copy, and the per-stage /
- * per-tile costs fitted over the layer suite's kernels.  In the third
- * session's runs the top pick landed at 0.97-0.99 of the fastest kernel
- * (geomean per op on layers.txt and resnet50.txt; lowest single layers
- * 0.88-0.96, sd_unet's 17 us layers lower); bench/model_check.py judges a
- * changed model against such a run offline, and convcat_autotune times the
- * candidates.
+ * per-tile costs fitted over the layer suite's kernels.  In the fourth
+ * session's final runs the top pick landed at 0.98-1.00 of the fastest
+ * kernel (geomean per op and dtype on layers.txt, resnet50.txt, sd_unet.txt;
+ * lowest single layers 0.91-0.97, one 20 us sd_unet layer 0.86-0.89);
+ * bench/model_check.py judges a changed model against such a run offline,
+ * and convcat_autotune times the candidates.
  */
 #include <math.h>
 #include <stdlib.h>
