@@ -27,7 +27,7 @@ struct convcat_plan {
     cvc_operand_desc a, b;
     cvc_operand_desc a_fb, b_fb; /* dynamic cluster: the fallback shape's operand maps */
     cvc_tiled_desc y;            /* the output, or wgrad's split-K workspace */
-    CUkernel kernel, helper;     /* kernel: sm90a strided dgrad KEY_strided; helper: wgrad KEY_reduce,
+    CUkernel kernel, helper;     /* KEY (sm90a strided dgrad: KEY_strided); wgrad KEY_reduce or
                                   * strided dgrad KEY_fill (e->helper) */
     CUdevice device;
     int grid, cluster, helper_grid;
@@ -304,6 +304,8 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     void *kernel = NULL;
     if ((st = cvc_entry_kernel(cat, (cvc_entry *)e, &kernel)) != CONVCAT_OK)
         return st;
+    if (e->strided && cvc_dgrad_phase_count(p) > 1)   /* sm90a: the stride phases' own kernel */
+        kernel = e->strided;
     st = cvc_cuda_check(drv->cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                   e->smem_bytes, (CUkernel)kernel, dev),
                         "cuKernelSetAttribute(max dynamic shared memory)");
@@ -339,12 +341,6 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     int64_t fit = 0;
     if ((st = clusters_that_fit(drv, pl, sms, &fit)) == CONVCAT_OK)
         st = plan_phases(pl, p, fit, sms);
-    if (st == CONVCAT_OK && pl->phases > 1 && e->strided) {   /* sm90a: the stride phases' own kernel */
-        pl->kernel = (CUkernel)e->strided;
-        st = cvc_cuda_check(drv->cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                      e->smem_bytes, pl->kernel, dev),
-                            "cuKernelSetAttribute(max dynamic shared memory, strided)");
-    }
     if (st != CONVCAT_OK) {
         convcat_plan_destroy(pl);
         return st;
