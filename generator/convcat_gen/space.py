@@ -173,8 +173,8 @@ def derive(key: Key) -> Config:
     # full/empty per stage; a scattering dgrad kernel's KEY_strided adds full/free per
     # epilogue buffer and four row tables per consumer (8 bytes a row of its slice:
     # dgrad_scatters, store_scattered).
-    scatters = key.op == "dgrad" and acc_regs < SM90_ACC_REG_BUDGET
-    barriers = 2 * key.stages * 8 + (64 + SM90_CONSUMERS * 4 * max(wg_m, 64) * 8 if scatters else 0)
+    strided = 64 + SM90_CONSUMERS * 4 * max(wg_m, 64) * 8 if _sm90_scatters(key, acc_regs) else 0
+    barriers = 2 * key.stages * 8 + strided
     # Epilogue: each consumer warpgroup stages its output through two
     # 64-row x 128-byte buffers (one filling while TMA stores the other).
     epi = SM90_CONSUMERS * 2 * EPI_ROWS * SWIZZLE_BYTES
@@ -213,6 +213,11 @@ def derive(key: Key) -> Config:
         producer_regs=prod, consumer_regs=cons)
 
 
+def _sm90_scatters(key: Key, acc_regs: int) -> bool:
+    """dgrad_scatters for an sm90a key whose warpgroups hold `acc_regs` accumulators."""
+    return key.op == "dgrad" and acc_regs < SM90_ACC_REG_BUDGET
+
+
 def dgrad_scatters(key: Key) -> bool:
     """Does this dgrad kernel carry the strided (row-scattering) epilogue?
 
@@ -223,7 +228,7 @@ def dgrad_scatters(key: Key) -> bool:
     """
     if key.arch != "sm90a":
         return key.op == "dgrad"   # every sm100a dgrad kernel scatters (accumulators in TMEM)
-    return key.op == "dgrad" and derive(key).acc_regs < SM90_ACC_REG_BUDGET
+    return _sm90_scatters(key, derive(key).acc_regs)
 
 
 def splits_k(key: Key) -> bool:
