@@ -16,11 +16,15 @@ What it does, per problem row and data type:
      are channels_last / channels_last_3d for 2D/3D (for 1D, cuDNN gets contiguous N,C,W copies,
      its fastest layout, as in cudnn_baseline.py);
   2. times cuDNN through torch.nn.functional.conv{1,2,3}d (or aten.convolution_backward for
-     dgrad/wgrad) the way cudnn_baseline.py does: cudnn.benchmark on, CUDA events, median of 50
-     runs after 10 warm-ups; its output is the reference;
+     dgrad/wgrad) with cudnn.benchmark on: the kernel time (median_ms: 20 samples of 10
+     back-to-back calls between CUDA events, the stream held by a GPU sleep while the host
+     enqueues them, after 10 warm-ups), and, as cudnn_baseline.py does, one call between two
+     events (call_ms, median of 50: the host's cost of the call included); its output is the
+     reference;
   3. asks libconvcat (through ctypes) for every kernel that can run the problem, ranked by its
      heuristic; for each one: plan, run once into an output poisoned with NaN, compare with the
-     reference (||a-b|| / ||b|| in float64, FAIL above 2e-2), then time it the same way as cuDNN.
+     reference (||a-b|| / ||b|| in float64, FAIL above 2e-2), then time it the same way as cuDNN
+     (the heuristic's pick both ways).
      convcat's tensors are in forward terms (convcat.h): fprop reads x, w and writes y; dgrad reads
      y = dy, w and writes x = dx; wgrad reads y = dy, x and writes w = dw.  Each plan's workspace
      (convcat_plan_info's workspace_bytes, e.g. wgrad's split-K partials) is allocated and passed;
@@ -28,7 +32,7 @@ What it does, per problem row and data type:
   4. reports cuDNN, the heuristic's pick (the first ranked kernel, what CONVCAT_AUTO takes), the
      fastest correct kernel, and their ratios; the bf16 8192^3 torch.matmul rate measured at the
      start is the "peak" each row is compared with.
-TFLOP/s = 2*M*N*K / median time, as in cudnn_baseline.py.  Exit status 1 if any check failed.
+TFLOP/s = 2*M*N*K / median kernel time (cudnn_baseline.py divides by the single-call time).  Exit status 1 if any check failed.
 
 --selftest checks the ctypes mirrors of convcat.h's structs against the C layout, opens the catalog
 and ranks the kernels for every row (convcat_query runs without a GPU).
@@ -130,7 +134,8 @@ class EntryInfo(ctypes.Structure):
                 ("out_type", ctypes.c_int), ("tile_m", ctypes.c_int), ("tile_n", ctypes.c_int),
                 ("tile_k", ctypes.c_int), ("stages", ctypes.c_int), ("cluster_m", ctypes.c_int),
                 ("cluster_n", ctypes.c_int), ("schedule", ctypes.c_int), ("threads", ctypes.c_int),
-                ("smem_bytes", ctypes.c_int), ("registers", ctypes.c_int), ("code_bytes", ctypes.c_size_t)]
+                ("smem_bytes", ctypes.c_int), ("registers", ctypes.c_int), ("code_bytes", ctypes.c_size_t),
+                ("fallback_m", ctypes.c_int), ("fallback_n", ctypes.c_int)]
 
 
 # sizeof / offsetof as gcc 12 (x86_64, LP64) prints them from bench/struct_layout.c, 2026-11-29.
@@ -140,7 +145,7 @@ STRUCT_LAYOUT = {
     Candidate: (216, dict(ok=8, predicted_us=16, reason=24)),
     PlanInfo: (32, dict(grid=8, smem_bytes=20, workspace_bytes=24)),
     Tensors: (72, dict(c=24, alpha=32, beta=36, bias=40, activation=48, workspace=56, workspace_bytes=64)),
-    EntryInfo: (88, dict(arch=8, dims=16, tile_m=36, schedule=60, registers=72, code_bytes=80)),
+    EntryInfo: (96, dict(arch=8, dims=16, tile_m=36, schedule=60, registers=72, code_bytes=80, fallback_m=88)),
 }
 C_NAMES = {Problem: "convcat_problem", Candidate: "convcat_candidate", PlanInfo: "convcat_plan_info",
            Tensors: "convcat_tensors", EntryInfo: "convcat_entry_info"}
@@ -277,10 +282,38 @@ class Convcat:
 
 
 # ---------------------------------------------------------------------------
-# Timing (the method of cudnn_baseline.py)
+# Timing
+
+BATCH = 10                  # launches per timed sample
+SLEEP_CYCLES = 2_000_000    # ~1 ms of GPU sleep ahead of each sample (torch.cuda._sleep)
 
 
-def median_ms(fn, iters=50, warm=10):
+def median_ms(fn, iters=20, warm=10, batch=BATCH):
+    """Kernel time: the median over `iters` samples of `batch` back-to-back launches between two
+    CUDA events, per launch.  A GPU sleep ahead of each sample holds the stream while the host
+    enqueues it, so the host's cost of a call (cuDNN through PyTorch: 16-40 us, several times
+    convcat's) stays out of the kernel times; call_ms keeps it in."""
+    import torch
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(iters):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(SLEEP_CYCLES)
+        a.record()
+        for _ in range(batch):
+            fn()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b) / batch)
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def call_ms(fn, iters=50, warm=10):
+    """One call between two events, the median of `iters` (cudnn_baseline.py's method): the kernel
+    plus whatever of the host's cost of the call the idle GPU waits for."""
     import torch
     for _ in range(warm):
         fn()
@@ -355,6 +388,7 @@ class Case:
             self.fn = lambda: torch.ops.aten.convolution_backward(
                 y_t, x_t, w_t, None, st, pad, dil, False, [0] * nd, grp, mask)
         self.cudnn_ms = median_ms(self.fn)
+        self.cudnn_call_ms = call_ms(self.fn)
         self.ref = self.reference()
         # convcat writes a fresh tensor of the output's shape; the other two are the inputs above.
         self.out = torch.empty_like(self.ref, memory_format=torch.contiguous_format)
@@ -398,7 +432,7 @@ def rel_err(a, b):
 # convcat: every runnable candidate, checked then timed
 
 
-def run_candidate(cc, case, p, cand, stream):
+def run_candidate(cc, case, p, cand, stream, single_call=False):
     """Plan, check against cuDNN (output poisoned with NaN first), time. A dict for the JSON."""
     import torch
     res = dict(key=cand["key"], index=cand["index"], predicted_us=cand["predicted_us"])
@@ -420,6 +454,8 @@ def run_candidate(cc, case, p, cand, stream):
         res["rel_err"] = rel_err(case.out, case.ref)
         res["grid"], res["cluster"] = info.grid, info.cluster
         res["ms"] = median_ms(lambda: cc.run(plan, tref, stream))
+        if single_call:
+            res["call_ms"] = call_ms(lambda: cc.run(plan, tref, stream))
     except ConvcatError as e:
         res["error"], res["fatal"] = str(e), True
     finally:
@@ -457,13 +493,13 @@ def bench_row(cc, r, op, dtype, args, sm_count, torch_dtype):
         return row
     case = Case(r, op, torch_dtype, g)
     try:
-        row["cudnn_ms"] = case.cudnn_ms
+        row["cudnn_ms"], row["cudnn_call_ms"] = case.cudnn_ms, case.cudnn_call_ms
         row["cudnn_prepadded"] = case.prepadded
         row["cudnn_out_channel_innermost"] = case.cudnn_output_channels_last()
         row["auto_warning"] = check_auto_pick(cc, p, ok[0])
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         limit = args.max_candidates or len(ok)
-        row["candidates"] = [run_candidate(cc, case, p, c, stream) for c in ok[:limit]]
+        row["candidates"] = [run_candidate(cc, case, p, c, stream, i == 0) for i, c in enumerate(ok[:limit])]
         if not args.max_candidates:   # every candidate planned: the largest workspace covers autotune's
             ws_bytes = max((c.get("workspace_bytes", 0) for c in row["candidates"]), default=0)
             ws = torch.empty(ws_bytes, device=DEVICE, dtype=torch.uint8) if ws_bytes else None
@@ -479,7 +515,7 @@ def bench_row(cc, r, op, dtype, args, sm_count, torch_dtype):
 
 def pair_heuristic_best(cc, case, p, row, stream, rounds=5):
     """Heuristic pick against the best kernel, timed again in alternation (`rounds` medians of
-    20 launches each, the median of those): each candidate above was timed once, at its own
+    5 samples of 10 launches each, the median of those): each candidate above was timed once, at its own
     moment of the run, and on layers of a few microseconds that drift decided the ratio."""
     import torch
     row["heuristic_over_best"] = ratio(row.get("heuristic_tflops"), row.get("best_tflops"))
@@ -494,7 +530,7 @@ def pair_heuristic_best(cc, case, p, row, stream, rounds=5):
         ms = [[], []]
         for _ in range(rounds):
             for i, pl in enumerate(plans):
-                ms[i].append(median_ms(lambda: cc.run(pl, tref, stream), iters=20, warm=3))
+                ms[i].append(median_ms(lambda: cc.run(pl, tref, stream), iters=5, warm=3))
         h, b = (sorted(m)[rounds // 2] for m in ms)
         row["paired_heuristic_ms"], row["paired_best_ms"] = h, b
         row["heuristic_over_best"] = min(1.0, b / h)
@@ -517,6 +553,7 @@ def summarize(row, flops):
     heur = cands[0]
     if heur.get("ms") is not None:
         row["heuristic_key"], row["heuristic_ms"], row["heuristic_tflops"] = heur["key"], heur["ms"], heur["tflops"]
+        row["heuristic_call_ms"] = heur.get("call_ms")
     good = [c for c in cands if c["passed"]]
     if good:
         best = min(good, key=lambda c: c["ms"])
@@ -586,6 +623,14 @@ def print_geomeans(rows):
                      ("heuristic / cuDNN", lambda r: r["heuristic_tflops"] / r["cudnn_tflops"]),
                      ("heuristic / best (paired)", lambda r: r["heuristic_over_best"])]:
         print(f"  {label:28s} {geomean(f(r) for r in done)[0]:8.3f}")
+    calls = [r for r in done if r.get("cudnn_call_ms") and r.get("heuristic_call_ms")]
+    if calls:   # one call between two events: the host's cost of a call included
+        print(f"  {'single call: cuDNN us':28s} {geomean(r['cudnn_call_ms'] * 1e3 for r in calls)[0]:8.1f}"
+              f"  (kernel {geomean(r['cudnn_ms'] * 1e3 for r in calls)[0]:.1f})")
+        print(f"  {'single call: heuristic us':28s} {geomean(r['heuristic_call_ms'] * 1e3 for r in calls)[0]:8.1f}"
+              f"  (kernel {geomean(r['heuristic_ms'] * 1e3 for r in calls)[0]:.1f})")
+        print(f"  {'single call: heur / cuDNN':28s} "
+              f"{geomean(r['cudnn_call_ms'] / r['heuristic_call_ms'] for r in calls)[0]:8.3f}  (speed ratio)")
     tuned = [r for r in done if r.get("tuned_tflops")]
     if tuned:
         worst = min(r["tuned_tflops"] / r["best_tflops"] for r in tuned)
@@ -722,8 +767,8 @@ def selftest(args):
             pick = f"{ok[0]['key']} ({ok[0]['predicted_us']:.1f} us)" if ok else f"none: {cc.why_none(p, not_ok)}"
             print(f"  {name:40s} {g['dims']}D {g['flops'] / 1e9:8.1f} GFLOP  {len(ok):3d} runnable  pick {pick}")
     try:
-        cc.plan(cc.problem(load(args.problems)[0], "fprop", "bf16"), CONVCAT_AUTO)
-        print("convcat_plan_create without a GPU: succeeded (a GPU is here?)")
+        cc.destroy(cc.plan(cc.problem(load(args.problems)[0], "fprop", "bf16"), CONVCAT_AUTO))
+        print("convcat_plan_create: succeeded (a GPU is here)")
     except ConvcatError as e:
         print(f"convcat_plan_create without a GPU fails as it should: {e}")
     cc.close()
