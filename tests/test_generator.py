@@ -193,6 +193,24 @@ class Validity(unittest.TestCase):
         self.assertValid(variant(BF16, tile_n=192))
         self.assertInvalid(variant(BF16, tile_n=96), "tile N 96")
 
+    def test_tile_n_160(self):
+        # 160 columns of f16/bf16 are not whole 128-byte rows: the epilogue stores
+        # five 64-byte-row chunks of 32 columns (64-byte swizzle); f32 out keeps 128.
+        k = variant(BF16, tile_n=160)
+        self.assertValid(k)
+        cfg = space.derive(k)
+        self.assertEqual((cfg.wg_n, cfg.y_box_cols, cfg.b_box_rows), (160, 32, 160))
+        self.assertEqual(space.derive(variant(BF16, tile_n=160, out="f32")).y_box_cols, 32)
+        self.assertEqual(space.derive(variant(BF16, tile_n=160, cluster_m=2)).b_box_rows, 80)
+        self.assertValid(variant(BF16, tile_m=64, tile_n=160, schedule="pingpong"))
+        # A 64x160 coop tile splits N in 80s: 160-byte rows are not whole 64-byte chunks.
+        self.assertInvalid(variant(BF16, tile_m=64, tile_n=160), "warpgroup N 80: the epilogue stores chunks")
+        # dgrad and wgrad read B in whole 64-column atoms.
+        self.assertInvalid(variant(BF16, op="dgrad", tile_n=160), "warpgroup N 160: an MN-major B")
+        self.assertInvalid(variant(BF16, tile_m=160), "tile M 160")
+        # 256 x 160 needs 160 accumulators a thread.
+        self.assertInvalid(variant(BF16, tile_m=256, tile_n=160), "register budget")
+
     def test_clusters(self):
         for cm, cn in space.CLUSTERS:
             self.assertValid(variant(BF16, cluster_m=cm, cluster_n=cn))
@@ -515,6 +533,15 @@ class Rendering(unittest.TestCase):
                     src = render.render(k)
                     self.assertIn(f"\n{k.name()}(const __grid_constant__", src)
                     self.assertIn("do not edit", src.split("\n", 1)[0])
+
+    def test_tile_n_160_epilogue_rows(self):
+        src = render.render(variant(BF16, tile_n=160))
+        self.assertIn("Y_ROW_BYTES = 64,", src)
+        self.assertIn("(((byte >> 4) ^ (row >> 1)) & 3) << 4", src)
+        self.assertIn("m64n160k16", src)
+        base = render.render(key(BF16))
+        self.assertIn("Y_ROW_BYTES = 128,", base)
+        self.assertNotIn("(row >> 1)", base)
 
     def test_wgmma_instruction(self):
         text, outs = render.wgmma_instruction(64, "bf16")

@@ -94,6 +94,20 @@ static void test_output_descriptor(void)
         CU_ASSERT_EQUAL(y.swizzle_bytes, 128);
         CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
     }
+    /* Tile N 160 of bf16: chunks of 32 columns, 64-byte rows under a 64-byte swizzle. */
+    {
+        const cvc_entry e = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x160x64_s4_c1x1_coop");
+        convcat_problem p;
+        convcat_problem_init(&p);
+        p.a_type = p.b_type = p.out_type = CONVCAT_BF16;
+        p.n = 2, p.h = 8, p.w = 8, p.c = 64, p.k = 320;
+        cvc_tiled_desc y;
+        cvc_tma_output(&e, &p, 1, &y);
+        ASSERT_U64S(y.dims, 320, 128);
+        ASSERT_U64S(y.box, 32, 64);
+        CU_ASSERT_EQUAL(y.swizzle_bytes, 64);
+        CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
+    }
     /* fprop split-K: the f32 slices as (K, M, splits), one slice deep. */
     {
         const cvc_entry e = unit_entry(keys[1]);

@@ -160,8 +160,13 @@ static inline cvc_entry unit_entry(const char *key)
         *(fb ? &e.fb_a_box_rows : &e.a_box_rows) = a_rows;
         *(fb ? &e.fb_b_box_rows : &e.b_box_rows) = b_rows;
     }
+    /* As space.y_row_bytes: a chunk row is 128 bytes, or 64 where a sm90a warpgroup's row
+     * is not whole 128-byte spans (tile N 160 of f16/bf16). */
+    const int ob = e.k.out == CONVCAT_F32 ? 4 : 2;
+    const bool whole = e.k.schedule == CONVCAT_PINGPONG || e.k.tile_m >= 128;
+    const int wg_row = (e.k.arch == CONVCAT_ARCH_SM90A && !whole ? e.k.tile_n / 2 : e.k.tile_n) * ob;
     e.y_box_rows = 64;
-    e.y_box_cols = 128 / (e.k.out == CONVCAT_F32 ? 4 : 2);
+    e.y_box_cols = (wg_row % 128 && e.k.arch == CONVCAT_ARCH_SM90A ? 64 : 128) / ob;
     e.swizzle_bytes = 128;
     return e;
 }

@@ -67,14 +67,17 @@ def context(key: space.Key) -> dict:
     k_spans = space.k_spans(key)   # the template spells out one or two spans (tf32: one)
     assert k_spans in (1, 2) and (k_spans == 1 or not (smem_transpose or space.transposes_filter(key)))
     cluster = key.cluster_m * key.cluster_n > 1
+    y_row = cfg.y_box_cols * space.ELEM_BYTES[key.out]
+    scatter, grouped = space.dgrad_scatters(key), space.groups_wgrad(key)
+    assert y_row == space.SWIZZLE_BYTES or not (scatter or grouped)   # their copies read 128-byte rows
     # Multicast masks: A goes to the CTAs with our x (ranks x + CM*y for all y),
     # B to those with our y (ranks CM*y + x for all x); shifted by x / CM*y in the kernel.
     a_mask = sum(1 << (key.cluster_m * y) for y in range(key.cluster_n)) if key.cluster_n > 1 else 0
     b_mask = (1 << key.cluster_m) - 1 if key.cluster_m > 1 else 0
     return dict(
         banner=BANNER.format(template_name(key)), key=key.name(), op=key.op, dims=key.dims,
-        mn_a=mn_a, mn_b=mn_b, scatter=key.arch == "sm90a" and space.dgrad_scatters(key),
-        transpose=space.transposes_filter(key), splits=space.splits_k(key), grouped=space.groups_wgrad(key),
+        mn_a=mn_a, mn_b=mn_b, scatter=scatter,
+        transpose=space.transposes_filter(key), splits=space.splits_k(key), grouped=grouped,
         smem_transpose=smem_transpose, scratch_bytes=cfg.scratch_bytes,
         col_ch=space.SWIZZLE_BYTES // space.ELEM_BYTES[key.a],
         ab=key.a, out=key.out, bm=key.tile_m, bn=key.tile_n, bk=key.tile_k, stages=key.stages,
@@ -85,7 +88,7 @@ def context(key: space.Key) -> dict:
         a_stage=cfg.a_stage_bytes, b_stage=cfg.b_stage_bytes, a_slice=cfg.a_box_rows,
         b_slice=cfg.b_box_rows, empty_arrivals=cfg.empty_arrivals, a_mask_base=a_mask,
         b_mask_base=b_mask, producer_regs=cfg.producer_regs, consumer_regs=cfg.consumer_regs,
-        wgmma_asm=asm, wgmma_outs=outs, y_rows=cfg.y_box_rows, y_cols=cfg.y_box_cols,
+        wgmma_asm=asm, wgmma_outs=outs, y_rows=cfg.y_box_rows, y_cols=cfg.y_box_cols, y_row_bytes=y_row,
         epi_bytes=cfg.epi_bytes, out_bytes=space.ELEM_BYTES[key.out],
         pack_fn={"bf16": "cvc_pack_bf16x2", "f16": "cvc_pack_f16x2"}.get(key.out, ""),
         unpack_fn={"bf16": "cvc_unpack_bf16x2", "f16": "cvc_unpack_f16x2"}.get(key.out, ""))

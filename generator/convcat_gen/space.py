@@ -20,7 +20,7 @@ OPS = ("fprop", "dgrad", "wgrad")
 DIMS = (1, 2, 3)
 DTYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2")
 SCHEDULES = ("coop", "pingpong", "1sm", "2sm")   # sm90a: coop, pingpong; sm100a: 1sm, 2sm (sm100.py)
-TILE_MN = (64, 128, 192, 256)
+TILE_MN = (64, 128, 160, 192, 256)
 TILE_K = (32, 64, 128)
 STAGES = tuple(range(2, 9))
 CLUSTERS = ((1, 1), (2, 1), (1, 2), (2, 2))
@@ -142,7 +142,7 @@ class Config:
     b_box_rows: int           # filter rows (output channels) of one B load
     b_box_cols: int           # channels of one B load
     y_box_rows: int           # output rows of one epilogue TMA store
-    y_box_cols: int           # output columns of one epilogue TMA store (one 128-byte swizzle row)
+    y_box_cols: int           # output columns of one epilogue TMA store (a 128- or 64-byte swizzle row)
     epi_bytes: int            # shared memory of the epilogue's store buffers
     empty_arrivals: int       # arrivals that free one stage in one CTA
     producer_regs: int
@@ -176,7 +176,8 @@ def derive(key: Key) -> Config:
     strided = 64 + SM90_CONSUMERS * 4 * max(wg_m, 64) * 8 if _sm90_scatters(key, acc_regs) else 0
     barriers = 2 * key.stages * 8 + strided
     # Epilogue: each consumer warpgroup stages its output through two
-    # 64-row x 128-byte buffers (one filling while TMA stores the other).
+    # 64-row x 128-byte buffers (one filling while TMA stores the other; a
+    # chunk of 64-byte rows, y_row_bytes, fills half of one).
     epi = SM90_CONSUMERS * 2 * EPI_ROWS * SWIZZLE_BYTES
     # tf32 wgrad: the consumers transpose each stage into one of two K-major
     # scratch buffers (tile M + tile N rows of 128 bytes each) that wgmma reads.
@@ -206,11 +207,20 @@ def derive(key: Key) -> Config:
         k_steps=key.tile_k * eb // 32,   # one wgmma takes 32 bytes of K: k16 of f16/bf16, k8 of tf32
         a_stage_bytes=a_stage, b_stage_bytes=b_stage, smem_bytes=smem,
         a_box_rows=a_rows, a_box_cols=a_cols, b_box_rows=b_rows, b_box_cols=b_cols,
-        y_box_rows=EPI_ROWS, y_box_cols=SWIZZLE_BYTES // ELEM_BYTES[key.out], epi_bytes=epi,
+        y_box_rows=EPI_ROWS, y_box_cols=y_row_bytes(key, wg_n) // ELEM_BYTES[key.out], epi_bytes=epi,
         scratch_bytes=scratch,
         # coop: both consumers release each stage; pingpong: the one whose tile it is.
         empty_arrivals=(1 if split == "none" else SM90_CONSUMERS) * (key.cluster_m + key.cluster_n - 1),
         producer_regs=prod, consumer_regs=cons)
+
+
+def y_row_bytes(key: Key, wg_n: int) -> int:
+    """Bytes of one row of an sm90a epilogue chunk: a 128-byte swizzle span, or
+    64 bytes (64-byte swizzle) where a warpgroup's row is not whole 128-byte
+    spans (tile N 160 of f16/bf16: five chunks of 32 columns).  The runtime
+    sets the output map's swizzle to this row (y_box_cols x output bytes)."""
+    row = wg_n * ELEM_BYTES[key.out]
+    return SWIZZLE_BYTES if row % SWIZZLE_BYTES == 0 else SWIZZLE_BYTES // 2
 
 
 def _sm90_scatters(key: Key, acc_regs: int) -> bool:
@@ -372,8 +382,8 @@ def _why_invalid(key: Key) -> str | None:
                 f"({SWIZZLE_BYTES // eb} or {2 * SWIZZLE_BYTES // eb} {k.a} elements)")
     if k.tile_m not in (64, 128, 256):
         return f"tile M {k.tile_m}: 64, 128 or 256 (m64 wgmma atoms, split over two warpgroups)"
-    if k.tile_n not in (64, 128, 192, 256):
-        return f"tile N {k.tile_n}: 64, 128, 192 or 256"
+    if k.tile_n not in (64, 128, 160, 192, 256):
+        return f"tile N {k.tile_n}: 64, 128, 160, 192 or 256"
     cfg = derive(k)
     split = cfg.split
     if cfg.wg_n % 8 or cfg.wg_n > 256 or cfg.wg_n < 8:
@@ -383,6 +393,9 @@ def _why_invalid(key: Key) -> str | None:
     ta, tb = mn_major(k)
     if tb and cfg.wg_n % (SWIZZLE_BYTES // eb):
         return (f"warpgroup N {cfg.wg_n}: an MN-major B ({k.op}) is read in whole 64-column swizzle atoms")
+    if cfg.wg_n * ELEM_BYTES[k.out] % 64:
+        return (f"warpgroup N {cfg.wg_n}: the epilogue stores chunks of 64 or 128 bytes a row, so a "
+                f"warpgroup's {cfg.wg_n * ELEM_BYTES[k.out]}-byte rows of {k.out} must be whole 64-byte chunks")
     if cfg.acc_regs > SM90_ACC_REG_BUDGET:
         return (f"register budget: {cfg.acc_regs} f32 accumulators per consumer thread "
                 f"exceed {SM90_ACC_REG_BUDGET} of the {SM90_CONSUMER_REGS} registers setmaxnreg gives")

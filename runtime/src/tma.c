@@ -222,8 +222,10 @@ void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, int splits, cv
         y->box[1] = (uint32_t)e->y_box_rows;
         return;
     }
+    /* The swizzle span: the entry's, or a chunk row of 64 bytes (sm90a tile N 160 of f16/bf16). */
     const uint64_t ext[2] = {(uint64_t)g.n, (uint64_t)g.m};
-    tiled(2, ob, ext, (uint32_t)e->y_box_cols, (uint32_t)e->y_box_rows, e->swizzle_bytes, y);
+    const int span = e->y_box_cols * ob == 64 ? 64 : e->swizzle_bytes;
+    tiled(2, ob, ext, (uint32_t)e->y_box_cols, (uint32_t)e->y_box_rows, span, y);
 }
 
 /* Extents and strides shared by both modes. */

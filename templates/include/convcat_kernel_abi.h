@@ -18,6 +18,11 @@
  * scattering epilogue: ABI 7, so a runtime of ABI 6, which would launch KEY
  * for the phases, refuses these catalogs).
  *
+ * The output map's swizzle span is 64 bytes where the entry's output box row
+ * (y_box_cols x the output's bytes) is 64 bytes (sm90a tile N 160 of
+ * f16/bf16), else the entry's swizzle.  ABI 8: a runtime of ABI 7 would give
+ * those kernels a 128-byte swizzle and store their rows in the wrong places.
+ *
  * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) take two more
  * parameters after p, the A and B maps of the fallback cluster shape
  * (const __grid_constant__ CUtensorMap tmap_a_fb, tmap_b_fb), read when the
@@ -30,7 +35,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 7
+#define CONVCAT_KERNEL_ABI 8
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
