@@ -8,7 +8,8 @@
  * two inputs random, its output checked, the plan's workspace allocated),
  * and checks ||out - ref|| / ||ref|| against the output type's bound, that
  * no element is an outlier and that none was left unwritten.  A kernel must
- * run at least MIN_RUNS problems (no vacuous pass).
+ * run at least MIN_RUNS problems (no vacuous pass), then its list again with
+ * the tiles walked in raster bands of 3 rows (CONVCAT_RASTER_BAND=3).
  *
  *  - fprop: 1D/2D/3D; padding, asymmetric padding, stride 2..8, dilation
  *    2..3, M and N not multiples of the tile, C not a multiple of the K tile,
@@ -460,6 +461,7 @@ static const shape autotune_shapes[3][3] = {
 static const convcat_catalog *catalog;
 static unsigned base_seed;
 static long long runs, failures, by_design;   /* by_design: strided problems a kernel's rules refuse by design */
+static long long raster_runs;   /* runs with CONVCAT_RASTER_BAND=3 */
 static long long grouped_runs, grouped_by_design;   /* grouped wgrad: run, refused by kernels not made for it */
 static size_t first_kernel[3] = {(size_t)-1, (size_t)-1, (size_t)-1};   /* per op: the checker's and autotune's */
 
@@ -658,6 +660,12 @@ static void test_kernel(void)
         printf("\n  %s ran %d problems of %zu: fewer than %d", key, ran, set->count, MIN_RUNS);
     }
     CU_ASSERT_TRUE(ran >= MIN_RUNS);
+    /* The op's list again with the sm90a tiles walked in raster bands of 3 rows (the rule keeps
+     * these sizes N-fastest): fresh data, problems numbered from 200. */
+    setenv("CONVCAT_RASTER_BAND", "3", 1);
+    for (size_t i = 0; i < set->count; ++i)
+        raster_runs += check_one(index, &e, &set->shapes[i], 1, 200 + (int)i);
+    unsetenv("CONVCAT_RASTER_BAND");
     if (e.op != CONVCAT_WGRAD)
         return;
     /* Grouped wgrad: a kernel made for it runs every problem; the others refuse every one. */
@@ -788,9 +796,10 @@ int main(int argc, char **argv)
     const unsigned failed = CU_get_number_of_tests_failed();
     printf("\n%zu kernels (%zu fprop, %zu dgrad, %zu wgrad), %lld problem runs, %lld failed runs, %u failed tests"
            " (%lld strided dgrad problems refused by design: 128-accumulator kernels)\n"
+           "raster bands of 3 tile rows: %lld of those runs\n"
            "grouped wgrad: %lld runs, %lld problems refused by design (kernels of tile M != N or cluster M > 1)\n",
-           registered, per_op[0], per_op[1], per_op[2], runs, failures, failed, by_design, grouped_runs,
-           grouped_by_design);
+           registered, per_op[0], per_op[1], per_op[2], runs, failures, failed, by_design, raster_runs,
+           grouped_runs, grouped_by_design);
     CU_cleanup_registry();
     convcat_close(cat);
     return failed || registered == 0 ? 1 : 0;

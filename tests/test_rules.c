@@ -801,6 +801,40 @@ static void test_check_on_the_real_catalog(void)
     convcat_close(cat);
 }
 
+/* The sm90a raster band: 8 tile rows where a row has more than half a wave of tiles and the
+ * filters exceed half the L2; else 1 (N fastest).  CONVCAT_RASTER_BAND overrides, clamped. */
+static void test_raster_band_rule_and_override(void)
+{
+    unsetenv("CONVCAT_RASTER_BAND");
+    const cvc_entry e = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s4_c1x1_coop");
+    convcat_problem p = p2();   /* 1x1, C 512, K 32768, 8 x 32 x 32 pixels: 32 MiB of filters */
+    p.n = 8, p.h = p.w = 32, p.c = 512, p.k = 32768, p.r = p.s = 1;
+    memset(p.pad_lo, 0, sizeof p.pad_lo);
+    memset(p.pad_hi, 0, sizeof p.pad_hi);
+    cvc_params k = {.cluster_tiles_m = 64, .cluster_tiles_n = 128};
+    CU_ASSERT_EQUAL(cvc_raster_band(&e, &p, &k, 132), 8);
+    k.cluster_tiles_m = 5;   /* clamped to the tile rows */
+    CU_ASSERT_EQUAL(cvc_raster_band(&e, &p, &k, 132), 5);
+    k.cluster_tiles_m = 64;
+    k.cluster_tiles_n = 66;  /* a row of half a wave: rows already share B */
+    CU_ASSERT_EQUAL(cvc_raster_band(&e, &p, &k, 132), 1);
+    k.cluster_tiles_n = 128;
+    p.k = 16384;             /* 16 MiB of filters stay in L2 */
+    CU_ASSERT_EQUAL(cvc_raster_band(&e, &p, &k, 132), 1);
+    p.k = 32768;
+    const cvc_entry w = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    CU_ASSERT_EQUAL(cvc_raster_band(&w, &p, &k, 132), 1);
+    setenv("CONVCAT_RASTER_BAND", "3", 1);
+    CU_ASSERT_EQUAL(cvc_raster_band(&w, &p, &k, 132), 3);
+    setenv("CONVCAT_RASTER_BAND", "1000", 1);
+    CU_ASSERT_EQUAL(cvc_raster_band(&e, &p, &k, 132), 64);
+    setenv("CONVCAT_RASTER_BAND", "0", 1);   /* not a band: the rule */
+    CU_ASSERT_EQUAL(cvc_raster_band(&e, &p, &k, 132), 8);
+    setenv("CONVCAT_RASTER_BAND", "2x", 1);
+    CU_ASSERT_EQUAL(cvc_raster_band(&e, &p, &k, 132), 8);
+    unsetenv("CONVCAT_RASTER_BAND");
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -836,6 +870,7 @@ int main(void)
         {"output extent beyond int is refused", test_output_extent_beyond_int_is_refused},
         {"GEMM K iterations fit 32 bits", test_gemm_k_iterations_fit_32_bits},
         {"check on the real catalog", test_check_on_the_real_catalog},
+        {"raster band rule and override", test_raster_band_rule_and_override},
         CU_TEST_INFO_NULL,
     };
     return unit_main("rules", tests, NULL, NULL);

@@ -193,6 +193,9 @@ typedef struct convcat_plan_info {
  * Make a plan for `problem` on the current CUDA context's device with entry
  * `index` (or CONVCAT_AUTO).  Checks the problem rules and the device (arch,
  * shared memory, cluster size), loads the entry's code if not yet loaded.
+ * The sm90a tile order (raster band: tile rows walked column by column, 1 =
+ * N-tiles fastest) follows a rule of the problem's size; the environment
+ * variable CONVCAT_RASTER_BAND=n (n >= 1) sets it for plans made after.
  */
 CONVCAT_API convcat_status convcat_plan_create(const convcat_catalog *catalog,
                                                const convcat_problem *problem, size_t index,

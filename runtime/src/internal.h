@@ -270,6 +270,7 @@ void cvc_phase_params(const cvc_entry *e, const convcat_problem *p, const cvc_dg
  * cluster tile; a multiple of `cluster` (the preferred shape of a dynamic cluster, as the
  * driver requires).  Dynamic: `fit` counts the CTAs `active_fb` fallback clusters of `fallback`
  * CTAs place, in whole preferred clusters, when more than `active` preferred ones fit. */
+int cvc_raster_band(const cvc_entry *e, const convcat_problem *p, const cvc_params *k, int sms);
 int cvc_grid_for(const cvc_params *k, int64_t fit, int cluster);
 int64_t cvc_dynamic_fit(int active, int active_fb, int cluster, int fallback);
 /* The im2col map of dy for one phase. */

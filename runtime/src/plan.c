@@ -179,6 +179,36 @@ static void fill_params(const cvc_entry *e, const convcat_problem *p, int sms, c
         cvc_dgrad_phase_at(p, 0, &ph);
         cvc_phase_params(e, p, &ph, k);
     }
+    k->raster_band = cvc_raster_band(e, p, k, sms);
+}
+
+/* The sm90a raster band (cvc_params.raster_band): tile rows the persistent schedule walks column
+ * by column.  With N-tiles fastest, a wave of W clusters covers W / tiles_n rows and every row
+ * sweeps all of B, which a later row finds in L2 only if B fits there.  Where a row has more
+ * than half a wave of tiles and fprop's or dgrad's filters (B) exceed half the L2, bands of 8 rows
+ * read each B column once per band instead of once per row.  Convolutions of up to ~20000 output
+ * channels never meet the first condition on 132 SMs, so they run N-fastest (measured: bands of
+ * 2-16 rows were within +-2% there).  CONVCAT_RASTER_BAND=n (n >= 1) overrides the rule. */
+#define RASTER_BAND 8
+#define RASTER_L2_BYTES (25 << 20)   /* half the H100/H200 L2 */
+
+int cvc_raster_band(const cvc_entry *e, const convcat_problem *p, const cvc_params *k, int sms)
+{
+    const char *env = getenv("CONVCAT_RASTER_BAND");
+    const int rows = k->cluster_tiles_m > 1 ? k->cluster_tiles_m : 1;
+    if (env && *env) {
+        char *end;
+        const long band = strtol(env, &end, 10);
+        if (*end == '\0' && band >= 1)
+            return band < rows ? (int)band : rows;
+    }
+    if (e->k.arch != CONVCAT_ARCH_SM90A || e->k.op == CONVCAT_WGRAD)
+        return 1;
+    const int64_t wave = sms / (e->k.cluster_m * e->k.cluster_n);
+    const double filter_bytes = (double)p->k * p->t * p->r * p->s * (p->c / p->groups) * cvc_dtype_bytes(p->b_type);
+    if (2 * (int64_t)k->cluster_tiles_n <= wave || filter_bytes <= RASTER_L2_BYTES)
+        return 1;
+    return RASTER_BAND < rows ? RASTER_BAND : rows;
 }
 
 /* Clusters of `ctas` CTAs that fit on the device at once (at least one, or a reason). */

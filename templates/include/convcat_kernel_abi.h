@@ -18,6 +18,8 @@
  * scattering epilogue: ABI 7, so a runtime of ABI 6, which would launch KEY
  * for the phases, refuses these catalogs).
  *
+ * ABI 8 also adds raster_band (the sm90a tile order; sm100a kernels ignore it).
+ *
  * The output map's swizzle span is 64 bytes where the entry's output box row
  * (y_box_cols x the output's bytes) is 64 bytes (sm90a tile N 160 of
  * f16/bf16), else the entry's swizzle.  ABI 8: a runtime of ABI 7 would give
@@ -85,6 +87,7 @@ typedef struct cvc_params {
     int32_t cluster_tiles_n;              /* ceil(tiles_n / cluster_n) */
     int32_t activation;                   /* CVC_ACT_*: applied last */
     int32_t reverse_tiles;                /* strided dgrad: walk the tiles last to first (odd phases) */
+    int32_t raster_band;                  /* sm90a: cluster-tile rows per raster band, >= 1 (1: N fastest) */
     /* Grouped wgrad (K == C, kernels of space.groups_wgrad): c = C / groups channels per group, 0 when
      * not grouped.  A tile is Tile_M filters k x the SAME channel range of one tap (chan_tiles 1: GEMM N
      * tile = tap); the epilogue stores only the c x c diagonal blocks, into dw as (K, T*R*S, c). */
