@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""cuDNN and convcat's heuristic pick on chosen rows, one profiled call each, for Nsight Compute.
+
+Usage (GPU machine, repository root):
+    ncu --profile-from-start off --metrics ... python3 bench/profile_rows.py PROBLEMS.txt ROW [ROW ...]
+        [--dtype bf16] [--lib .gpu/lib/libconvcat.so] [--catalog .gpu/convcat.catalog]
+
+Per row: both are warmed up (cudnn.benchmark picks its algorithm), then each runs once between
+cudaProfilerStart/Stop, so ncu sees only those kernels (cuDNN's may be several).  Prints the
+order of the profiled calls, so ncu's kernels can be told apart.
+"""
+import argparse
+import ctypes
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import bench  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("problems")
+    ap.add_argument("rows", nargs="+")
+    ap.add_argument("--dtype", default="bf16")
+    ap.add_argument("--lib", default=".gpu/lib/libconvcat.so")
+    ap.add_argument("--catalog", default=".gpu/convcat.catalog")
+    a = ap.parse_args()
+    import torch
+    torch.backends.cudnn.benchmark = True
+    torch.zeros(1, device="cuda")
+    cc = bench.Convcat(a.lib, a.catalog)
+    dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[a.dtype]
+    rows = {r["name"]: r for r in bench.load(a.problems)}
+    for name in a.rows:
+        r = rows[name]
+        g = bench.geometry(r)
+        case = bench.Case(r, r["op"], dt, g)   # times cuDNN: warmed up
+        p = cc.problem(r, r["op"], a.dtype)
+        plan = cc.plan(p, bench.CONVCAT_AUTO)
+        info = cc.plan_info(plan)
+        key = cc.entries[info.index]["key"]
+        ws = torch.empty(info.workspace_bytes, device="cuda", dtype=torch.uint8) if info.workspace_bytes else None
+        tref = ctypes.byref(case.tensors(ws))
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        for _ in range(5):
+            cc.run(plan, tref, stream)
+        torch.cuda.synchronize()
+        for what, fn in (("cudnn", case.fn), ("convcat " + key, lambda: cc.run(plan, tref, stream))):
+            torch.cuda.profiler.start()
+            fn()
+            torch.cuda.synchronize()
+            torch.cuda.profiler.stop()
+            print(f"profiled: {name} {what}", flush=True)
+        cc.destroy(plan)
+    cc.close()
+
+
+if __name__ == "__main__":
+    main()
