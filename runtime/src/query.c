@@ -23,10 +23,11 @@
  *    tap reaches is a fill at DRAM speed.
  * Constants were measured on the H200 (bench/bench.py, 2026-11-29,
  * BENCHMARKS.md): 787 TFLOP/s bf16 GEMM, 4.3 TB/s copy, and the per-stage /
- * per-tile costs fitted over the layer suite's kernels.  In the fourth
- * session's final runs the top pick landed at 0.98-1.00 of the fastest
- * kernel (geomean per op and dtype on layers.txt, resnet50.txt, sd_unet.txt;
- * lowest single layers 0.91-0.97, one 20 us sd_unet layer 0.86-0.89);
+ * per-tile costs fitted over the layer suite's kernels.  In the fifth
+ * session's runs (kernel times) the top pick landed at 0.98-1.00 of the
+ * fastest kernel (geomean per op and dtype on layers.txt, resnet50.txt,
+ * sd_unet.txt; lowest single layers 0.90-0.97, and 0.83-0.91 on five
+ * 15-37 us sd_unet layers where a 64x160 pingpong or 128x128 tile won);
  * bench/model_check.py judges a changed model against such a run offline,
  * and convcat_autotune times the candidates.
  */
