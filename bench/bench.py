@@ -288,11 +288,10 @@ BATCH = 10                  # launches per timed sample
 SLEEP_CYCLES = 2_000_000    # ~1 ms of GPU sleep ahead of each sample (torch.cuda._sleep)
 
 
-def median_ms(fn, iters=20, warm=10, batch=BATCH):
-    """Kernel time: the median over `iters` samples of `batch` back-to-back launches between two
-    CUDA events, per launch.  A GPU sleep ahead of each sample holds the stream while the host
-    enqueues it, so the host's cost of a call (cuDNN through PyTorch: 16-40 us, several times
-    convcat's) stays out of the kernel times; call_ms keeps it in."""
+def timed_ms(fn, iters, warm, batch, sleep):
+    """The median over `iters` samples of `batch` launches of fn between two CUDA events, per
+    launch, after `warm` launches; `sleep`: hold the stream with a GPU sleep while the host
+    enqueues each sample."""
     import torch
     for _ in range(warm):
         fn()
@@ -300,7 +299,8 @@ def median_ms(fn, iters=20, warm=10, batch=BATCH):
     ts = []
     for _ in range(iters):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(SLEEP_CYCLES)
+        if sleep:
+            torch.cuda._sleep(SLEEP_CYCLES)
         a.record()
         for _ in range(batch):
             fn()
@@ -311,20 +311,17 @@ def median_ms(fn, iters=20, warm=10, batch=BATCH):
     return ts[len(ts) // 2]
 
 
+def median_ms(fn, iters=20, warm=10):
+    """Kernel time: 10 back-to-back launches a sample, the stream held by a GPU sleep while the
+    host enqueues them, so the host's cost of a call (cuDNN through PyTorch: 16-40 us, several
+    times convcat's) stays out; call_ms keeps it in."""
+    return timed_ms(fn, iters, warm, BATCH, True)
+
+
 def call_ms(fn, iters=50, warm=10):
     """One call between two events, the median of `iters` (cudnn_baseline.py's method): the kernel
     plus whatever of the host's cost of the call the idle GPU waits for."""
-    import torch
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(iters):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record(); b.synchronize()
-        ts.append(a.elapsed_time(b))
-    ts.sort()
-    return ts[len(ts) // 2]
+    return timed_ms(fn, iters, warm, 1, False)
 
 
 def gemm_peak_tflops(n=8192):
