@@ -266,11 +266,12 @@ void cvc_dgrad_phase_at(const convcat_problem *p, int index, cvc_dgrad_phase *ou
 /* The kernel parameters of one stride phase (plan.c): its grid, taps, dy corner,
  * scatter into dx, K loop and cluster tiles, over the rest of `k`. */
 void cvc_phase_params(const cvc_entry *e, const convcat_problem *p, const cvc_dgrad_phase *ph, cvc_params *k);
+/* The sm90a raster band of a plan's launch (cvc_params.raster_band; plan.c says the rule). */
+int cvc_raster_band(const cvc_entry *e, const convcat_problem *p, const cvc_params *k, int sms);
 /* Persistent grid (plan.c): CTAs for `fit` clusters of `cluster` CTAs at once, at most one per
  * cluster tile; a multiple of `cluster` (the preferred shape of a dynamic cluster, as the
  * driver requires).  Dynamic: `fit` counts the CTAs `active_fb` fallback clusters of `fallback`
  * CTAs place, in whole preferred clusters, when more than `active` preferred ones fit. */
-int cvc_raster_band(const cvc_entry *e, const convcat_problem *p, const cvc_params *k, int sms);
 int cvc_grid_for(const cvc_params *k, int64_t fit, int cluster);
 int64_t cvc_dynamic_fit(int active, int active_fb, int cluster, int fallback);
 /* The im2col map of dy for one phase. */
