@@ -163,10 +163,9 @@ static inline cvc_entry unit_entry(const char *key)
     /* As space.y_row_bytes: a chunk row is 128 bytes, or 64 where a sm90a warpgroup's row
      * is not whole 128-byte spans (tile N 160 of f16/bf16). */
     const int ob = e.k.out == CONVCAT_F32 ? 4 : 2;
-    const bool whole = e.k.schedule == CONVCAT_PINGPONG || e.k.tile_m >= 128;
-    const int wg_row = (e.k.arch == CONVCAT_ARCH_SM90A && !whole ? e.k.tile_n / 2 : e.k.tile_n) * ob;
+    const bool sm90 = e.k.arch == CONVCAT_ARCH_SM90A;
     e.y_box_rows = 64;
-    e.y_box_cols = (wg_row % 128 && e.k.arch == CONVCAT_ARCH_SM90A ? 64 : 128) / ob;
+    e.y_box_cols = (sm90 && cvc_sm90_wg_n(&e.k) * ob % 128 ? 64 : 128) / ob;
     e.swizzle_bytes = 128;
     return e;
 }

@@ -229,14 +229,21 @@ static inline bool cvc_transposes_filter(const cvc_key *k)
     return k->op == CONVCAT_DGRAD && k->a == CONVCAT_TF32;
 }
 
+/* One consumer warpgroup's columns of an sm90a tile, as space.derive splits
+ * it: pingpong and coop of tile M >= 128 keep whole rows, coop of tile M 64
+ * halves them. */
+static inline int cvc_sm90_wg_n(const cvc_key *k)
+{
+    return k->schedule == CONVCAT_PINGPONG || k->tile_m >= 128 ? k->tile_n : k->tile_n / 2;
+}
+
 /* f32 accumulators per consumer thread of an sm90a kernel, as space.derive
  * splits the tile between its two warpgroups (coop) or not (pingpong). */
 static inline int cvc_sm90_acc_regs(const cvc_key *k)
 {
     const bool pingpong = k->schedule == CONVCAT_PINGPONG;
     const int wg_m = pingpong ? k->tile_m : k->tile_m >= 128 ? k->tile_m / 2 : k->tile_m;
-    const int wg_n = !pingpong && k->tile_m < 128 ? k->tile_n / 2 : k->tile_n;
-    return (wg_m / 64) * (wg_n / 2);
+    return (wg_m / 64) * (cvc_sm90_wg_n(k) / 2);
 }
 
 /* Can the kernel split its K loop (f32 partial sums, KEY_reduce)?  wgrad

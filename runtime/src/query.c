@@ -74,8 +74,8 @@ static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *sta
 {
     const cvc_key *k = &e->k;
     const int in_bytes = cvc_dtype_bytes(p->a_type), out_bytes = cvc_dtype_bytes(p->out_type);
-    const bool pingpong = k->schedule == CONVCAT_PINGPONG, wgrad = k->op == CONVCAT_WGRAD;
-    const int wg_n = pingpong || k->tile_m >= 128 ? k->tile_n : k->tile_n / 2;   /* space.py's warpgroup split */
+    const bool wgrad = k->op == CONVCAT_WGRAD;
+    const int wg_n = cvc_sm90_wg_n(k);
     /* Wgrad loads both operands MN-major in 64-wide column boxes, B by im2col at a new pixel
      * split every stage: it feeds slower, and its 256-wide warpgroups lose nothing. */
     const double mma_eff = wg_n == 256 && !wgrad ? MMA_EFF_N256 : MMA_EFF;
