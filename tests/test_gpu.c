@@ -9,7 +9,10 @@
  * and checks ||out - ref|| / ||ref|| against the output type's bound, that
  * no element is an outlier and that none was left unwritten.  A kernel must
  * run at least MIN_RUNS problems (no vacuous pass), then its list again with
- * the tiles walked in raster bands of 3 rows (CONVCAT_RASTER_BAND=3).
+ * the tiles walked in raster bands of 3 rows (CONVCAT_RASTER_BAND=3).  An
+ * fprop kernel of a_type == out_type also runs a chained pair: y1 = conv(x),
+ * y2 = conv(y1) back to back on one stream, both checked (the second must
+ * wait for the first; sm90a kernels launch with programmatic dependent launch).
  *
  *  - fprop: 1D/2D/3D; padding, asymmetric padding, stride 2..8, dilation
  *    2..3, M and N not multiples of the tile, C not a multiple of the K tile,
@@ -447,6 +450,25 @@ static const shape checker_shapes[3][3] = {
                        P3(1, 4, 7, 7, 512, 256, 3, 3, 3, 1, 1, 1)},
 };
 
+/* Chained runs (cvc_verify_chained): y1 = conv(x), y2 = conv(y1) back to back on one stream,
+ * 3-wide filters (3x3, 3x3x3), C == K == 256, the output the input's size.  Sized per kernel
+ * (chained_shape): about 100 tiles, fewer than the SMs, so the second kernel's CTAs find idle
+ * SMs while the first still computes its single tiles of 36 K stages; without its wait the
+ * second reads y1 unwritten (NaN).  Enough tiles that the plan does not split K (a split adds
+ * a reduction launch between the two, which would hide a missing wait). */
+#define CHAINED_TILES 100
+
+static shape chained_shape(const convcat_entry_info *e)
+{
+    const int channels = 256, tiles_n = (channels + e->tile_n - 1) / e->tile_n;
+    const int rows = (CHAINED_TILES + tiles_n - 1) / tiles_n;   /* tile rows: one image row each */
+    switch (e->dims) {
+    case 1: { const shape sh = P1(rows, e->tile_m, channels, channels, 3, 1, 1, 1, 1); return sh; }
+    case 2: { const shape sh = P2(1, rows, e->tile_m, channels, channels, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1); return sh; }
+    default: { const shape sh = P3(1, 1, rows, e->tile_m, channels, channels, 3, 3, 3, 1, 1, 1); return sh; }
+    }
+}
+
 /* Autotune's problems: large enough for the kernels to differ; for wgrad a
  * large GEMM K, so that split-K kernels ask for a workspace. */
 static const shape autotune_shapes[3][3] = {
@@ -462,6 +484,7 @@ static const convcat_catalog *catalog;
 static unsigned base_seed;
 static long long runs, failures, by_design;   /* by_design: strided problems a kernel's rules refuse by design */
 static long long raster_runs;   /* runs with CONVCAT_RASTER_BAND=3 */
+static long long chained_runs;  /* fprop pairs run back to back, the second reading the first's output */
 static long long grouped_runs, grouped_by_design;   /* grouped wgrad: run, refused by kernels not made for it */
 static size_t first_kernel[3] = {(size_t)-1, (size_t)-1, (size_t)-1};   /* per op: the checker's and autotune's */
 
@@ -531,6 +554,44 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
     CU_ASSERT_EQUAL(st, CONVCAT_OK);
     CU_ASSERT_TRUE(st == CONVCAT_OK && v.passed);
     return st == CONVCAT_OK;
+}
+
+/* Two runs chained on one stream, the second reading the first's output (fprop, C == K): the
+ * second must wait for the first (sm90a launches with programmatic dependent launch). */
+static void check_chained(size_t index, const convcat_entry_info *e)
+{
+    const shape sh = chained_shape(e);
+    convcat_problem p = entry_problem(e, &sh);
+    char why[192];
+    convcat_status st = convcat_check(catalog, index, &p, why, sizeof why);
+    if (st != CONVCAT_OK)
+        printf("\n  %s chained problem refused: %s", e->key, why);
+    CU_ASSERT_EQUAL_FATAL(st, CONVCAT_OK);
+    convcat_plan *plan = NULL;
+    convcat_plan_info info = {0};
+    if ((st = convcat_plan_create(catalog, &p, index, &plan)) == CONVCAT_OK)
+        st = convcat_plan_info_get(plan, &info);
+    convcat_plan_destroy(plan);
+    CU_ASSERT_EQUAL_FATAL(st, CONVCAT_OK);
+    if (info.workspace_bytes)
+        printf("\n  %s chained problem: the plan splits K (grid %d)", e->key, info.grid);
+    CU_ASSERT_EQUAL_FATAL(info.workspace_bytes, 0);   /* no reduction launch between the two */
+    const unsigned seed = base_seed + (unsigned)(index * 131 + 300);
+    cvc_verify v;
+    int first_passed = 0;
+    st = cvc_verify_chained(catalog, &p, index, seed, &v, &first_passed);
+    ++runs, ++chained_runs;
+    if (st != CONVCAT_OK || !first_passed || !v.passed) {
+        ++failures;
+        if (st != CONVCAT_OK)
+            printf("\n  %s chained (seed %u): %s: %s", e->key, seed, convcat_status_string(st), convcat_last_error());
+        else
+            printf("\n  %s chained (seed %u): first run %s; second: rel. error %.3e, %lld non-finite, %lld outliers",
+                   e->key, seed, first_passed ? "passed" : "FAILED", v.rel_err, v.nonfinite, v.outliers);
+    }
+    CU_ASSERT_EQUAL(st, CONVCAT_OK);
+    CU_ASSERT_TRUE(first_passed);
+    CU_ASSERT_TRUE(v.passed);
 }
 
 /* The check itself must be able to fail: one damaged output element, NaN or
@@ -666,6 +727,8 @@ static void test_kernel(void)
     for (size_t i = 0; i < set->count; ++i)
         raster_runs += check_one(index, &e, &set->shapes[i], 1, 200 + (int)i);
     unsetenv("CONVCAT_RASTER_BAND");
+    if (e.op == CONVCAT_FPROP && e.a_type == e.out_type)
+        check_chained(index, &e);
     if (e.op != CONVCAT_WGRAD)
         return;
     /* Grouped wgrad: a kernel made for it runs every problem; the others refuse every one. */
@@ -796,9 +859,9 @@ int main(int argc, char **argv)
     const unsigned failed = CU_get_number_of_tests_failed();
     printf("\n%zu kernels (%zu fprop, %zu dgrad, %zu wgrad), %lld problem runs, %lld failed runs, %u failed tests"
            " (%lld strided dgrad problems refused by design: 128-accumulator kernels)\n"
-           "raster bands of 3 tile rows: %lld of those runs\n"
+           "raster bands of 3 tile rows: %lld of those runs; chained fprop pairs: %lld\n"
            "grouped wgrad: %lld runs, %lld problems refused by design (kernels of tile M != N or cluster M > 1)\n",
-           registered, per_op[0], per_op[1], per_op[2], runs, failures, failed, by_design, raster_runs,
+           registered, per_op[0], per_op[1], per_op[2], runs, failures, failed, by_design, raster_runs, chained_runs,
            grouped_runs, grouped_by_design);
     CU_cleanup_registry();
     convcat_close(cat);

@@ -243,7 +243,14 @@ typedef struct convcat_tensors {
     size_t workspace_bytes;
 } convcat_tensors;
 
-/** Launch on `stream` (a CUstream; NULL = the legacy default stream). Asynchronous. */
+/**
+ * Launch on `stream` (a CUstream; NULL = the legacy default stream). Asynchronous.
+ * sm90a kernels launch with programmatic dependent launch: a kernel may start
+ * while the stream's previous kernel finishes and waits for it (its writes
+ * visible) before it reads or writes any tensor, so stream order holds and
+ * back-to-back convolutions hide each launch under the previous one's tail.
+ * The environment variable CONVCAT_PDL=0 turns it off for plans made after.
+ */
 CONVCAT_API convcat_status convcat_plan_run(const convcat_plan *plan, const convcat_tensors *tensors,
                                             void *stream);
 

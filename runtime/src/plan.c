@@ -34,6 +34,7 @@ struct convcat_plan {
     int fallback;                /* dynamic cluster: CTAs of the fallback shape (0: static) */
     size_t workspace_bytes;
     /* Strided dgrad: one launch per stride phase, each with its dy map and parameters. */
+    bool chained;                /* launch with programmatic stream serialization (chained_launch) */
     int phases;
     cvc_im2col_desc *phase_a, *phase_a_fb;
     cvc_params *phase_params;
@@ -211,6 +212,17 @@ int cvc_raster_band(const cvc_entry *e, const convcat_problem *p, const cvc_para
     return RASTER_BAND < rows ? RASTER_BAND : rows;
 }
 
+/* sm90a KEY and KEY_reduce wait for the stream's previous kernel before they touch global memory
+ * (kernel ABI 9), so they launch with programmatic stream serialization: it may start as the kernel before it
+ * lets it (a convcat kernel does at once), and back to back its launch and prologue hide under the
+ * previous kernel's tail.  A stride phase launch has its own rule (convcat_plan_run), and sm100a
+ * kernels have no wait yet.  CONVCAT_PDL=0 turns it off for plans made after. */
+static bool chained_launch(const cvc_entry *e)
+{
+    const char *env = getenv("CONVCAT_PDL");
+    return e->k.arch == CONVCAT_ARCH_SM90A && !(env && strcmp(env, "0") == 0);
+}
+
 /* Clusters of `ctas` CTAs that fit on the device at once (at least one, or a reason). */
 static convcat_status active_clusters(const cvc_driver *drv, const convcat_plan *pl, int sms, int ctas, int *active)
 {
@@ -376,6 +388,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
         return st;
     }
     pl->grid = cvc_grid_for(&pl->params, fit, pl->cluster);
+    pl->chained = chained_launch(e);
     *out = pl;
     return CONVCAT_OK;
 }
@@ -449,12 +462,16 @@ static convcat_status encode_operand(const cvc_driver *drv, CUtensorMap *map, co
                           what);
 }
 
-/* A helper kernel of the entry (KEY_transpose, KEY_fill, KEY_reduce): no cluster, no dynamic smem. */
+/* A helper kernel of the entry (KEY_transpose, KEY_fill, KEY_reduce): no cluster, no dynamic smem;
+ * `chained`: with programmatic stream serialization (sm90a KEY_reduce waits for the slices). */
 static convcat_status launch_helper(const cvc_driver *drv, void *kernel, const unsigned grid[3], unsigned block_x,
-                                    unsigned block_y, void **args, void *stream, const char *what)
+                                    unsigned block_y, void **args, void *stream, bool chained, const char *what)
 {
+    CUlaunchAttribute chain = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                               .value.programmaticStreamSerializationAllowed = 1};
     CUlaunchConfig cfg = {.gridDimX = grid[0], .gridDimY = grid[1], .gridDimZ = grid[2], .blockDimX = block_x,
-                          .blockDimY = block_y, .blockDimZ = 1, .hStream = (CUstream)stream};
+                          .blockDimY = block_y, .blockDimZ = 1, .hStream = (CUstream)stream,
+                          .attrs = &chain, .numAttrs = chained ? 1 : 0};
     return cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)kernel, args, NULL), what);
 }
 
@@ -507,7 +524,7 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
         void *targs[] = {&w, &wt, &k_total, &c_total, &taps};
         const unsigned grid[3] = {(unsigned)cvc_ceil_div(c_total, 32), (unsigned)cvc_ceil_div(k_total, 32),
                                   (unsigned)taps};
-        if ((st = launch_helper(drv, pl->e->transpose, grid, 32, 8, targs, stream, "filter transpose")) != CONVCAT_OK)
+        if ((st = launch_helper(drv, pl->e->transpose, grid, 32, 8, targs, stream, false, "filter transpose")) != CONVCAT_OK)
             return st;
     }
     CUtensorMap map_a, map_b, map_y, map_a_fb, map_b_fb;   /* _Alignas(128) in CUDA 13's cuda.h */
@@ -529,9 +546,12 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
     params.activation = (int32_t)t->activation;
     params.workspace = partial ? (float *)t->workspace : NULL;
     /* Clusters linear in x.  Dynamic: the fallback shape is the cluster dimension and the
-     * preferred one (a multiple of it, dividing the grid) the preferred dimension. */
-    CUlaunchAttribute attrs[2] = {{.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION},
-                                  {.id = CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION}};
+     * preferred one (a multiple of it, dividing the grid) the preferred dimension.  The third
+     * attribute, for chained launches, goes after those in use. */
+    CUlaunchAttribute attrs[3] = {{.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION},
+                                  {.id = CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION},
+                                  {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                                   .value.programmaticStreamSerializationAllowed = 1}};
     attrs[0].value.clusterDim.x = (unsigned)(pl->fallback ? pl->fallback : pl->cluster);
     attrs[0].value.clusterDim.y = attrs[0].value.clusterDim.z = 1;
     attrs[1].value.preferredClusterDim.x = (unsigned)pl->cluster;
@@ -550,7 +570,7 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
                 const int64_t blocks = cvc_ceil_div(params.gemm_m, 8);   /* a warp a row */
                 const unsigned grid[3] = {(unsigned)(blocks < pl->helper_grid ? blocks : pl->helper_grid), 1, 1};
                 void *fargs[] = {&params};
-                st = launch_helper(drv, pl->helper, grid, 256, 1, fargs, stream, "stride-phase fill");
+                st = launch_helper(drv, pl->helper, grid, 256, 1, fargs, stream, false, "stride-phase fill");
                 continue;
             }
             const cvc_operand_desc a = {.im2col = true, .i = pl->phase_a[i]};
@@ -563,9 +583,7 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
             /* After the first phase, a phase may start on the SMs the previous one frees: the
              * phases write disjoint pixels, and each kernel waits for its predecessor before it
              * ends (griddepcontrol in the sm90a template), so the stream's order holds. */
-            CUlaunchAttribute phase_attrs[3] = {attrs[0], attrs[1],
-                                                {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-                                                 .value.programmaticStreamSerializationAllowed = 1}};
+            CUlaunchAttribute phase_attrs[3] = {attrs[0], attrs[1], attrs[2]};
             CUlaunchConfig phase_cfg = cfg;
             phase_cfg.gridDimX = (unsigned)pl->phase_grid[i];
             phase_cfg.attrs = phase_attrs;
@@ -579,6 +597,8 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
     st = encode_operand(drv, &map_a, p->a_type, &pl->a, in_a, "cuTensorMapEncode (A operand)");
     if (st == CONVCAT_OK && pl->fallback)
         st = encode_operand(drv, &map_a_fb, p->a_type, &pl->a_fb, in_a, "cuTensorMapEncode (A operand, fallback cluster)");
+    if (pl->chained)   /* sm90a: no preferred cluster dimension, so the slot after the used ones is free */
+        attrs[cfg.numAttrs++] = attrs[2];
     if (st == CONVCAT_OK)
         st = cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
     if (st != CONVCAT_OK || !partial)
@@ -586,5 +606,5 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
     /* Split-K: the reduction, in stream order after the slices. */
     const unsigned grid[3] = {(unsigned)pl->helper_grid, 1, 1};
     void *rargs[] = {&params};
-    return launch_helper(drv, pl->helper, grid, 256, 1, rargs, stream, "split-K reduction");
+    return launch_helper(drv, pl->helper, grid, 256, 1, rargs, stream, pl->chained, "split-K reduction");
 }

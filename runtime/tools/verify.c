@@ -305,6 +305,29 @@ static convcat_status prepare(const convcat_catalog *cat, const convcat_problem 
     return st;
 }
 
+/* The op's output of b against the reference of b's inputs and the epilogue: into v. */
+static convcat_status check_output(const cvc_driver *drv, const reference *ref, const convcat_problem *p, buffers *b,
+                                   const cvc_epilogue *epi, cvc_verify *v)
+{
+    /* Two passes: the norms first, then the outliers against the reference's rms. */
+    double sums[4];
+    tolerances(p, &v->tolerance, &v->elem_tolerance);
+    convcat_status st = run_reference(drv, ref, p, b);
+    if (st == CONVCAT_OK)
+        st = compare(drv, ref, b, epi, 0.0f, 0.0f, sums);
+    if (st == CONVCAT_OK) {
+        const double rms = __builtin_sqrt(sums[1] / (double)b->nout);
+        st = compare(drv, ref, b, epi, (float)rms, (float)v->elem_tolerance, sums);
+    }
+    if (st == CONVCAT_OK) {
+        v->rel_err = sums[1] > 0 ? __builtin_sqrt(sums[0] / sums[1]) : __builtin_sqrt(sums[0]);
+        v->nonfinite = (long long)sums[2];
+        v->outliers = (long long)sums[3];
+        v->passed = v->nonfinite == 0 && v->outliers == 0 && v->rel_err <= v->tolerance;
+    }
+    return st;
+}
+
 convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem *p, size_t index,
                               unsigned seed, const cvc_epilogue *epi, cvc_sabotage sabotage, cvc_verify *out)
 {
@@ -325,22 +348,63 @@ convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem 
     if (st == CONVCAT_OK && sabotage != CVC_SABOTAGE_NONE)
         st = sabotage_output(drv, *b.out, b.nout, b.tout, seed, sabotage);
     if (st == CONVCAT_OK)
-        st = run_reference(drv, &ref, p, &b);
-    /* Two passes: the norms first, then the outliers against the reference's rms. */
-    double sums[4];
-    tolerances(p, &out->tolerance, &out->elem_tolerance);
+        st = check_output(drv, &ref, p, &b, epi, out);
+    free_buffers(drv, &b);
+    convcat_plan_destroy(plan);
+    return st;
+}
+
+convcat_status cvc_verify_chained(const convcat_catalog *cat, const convcat_problem *p, size_t index, unsigned seed,
+                                  cvc_verify *out, int *first_passed)
+{
+    int z, pp, q;
+    memset(out, 0, sizeof *out);
+    *first_passed = 0;
+    convcat_status st = convcat_problem_output(p, &z, &pp, &q);
+    if (st != CONVCAT_OK)
+        return st;
+    if (p->op != CONVCAT_FPROP || p->c != p->k || z != p->d || pp != p->h || q != p->w || p->a_type != p->out_type)
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "verify: a chained run needs an fprop problem that maps x's "
+                        "shape and type onto itself");
+    const cvc_driver *drv;
+    reference ref;
+    buffers b;
+    convcat_plan *plan = NULL;
+    if ((st = prepare(cat, p, index, seed, 0, 0, 1, &drv, &ref, &plan, &b, &out->index)) != CONVCAT_OK)
+        return st;
+    out->workspace_bytes = b.ws_bytes;
+    const size_t y_bytes = (size_t)b.ny * cvc_dtype_bytes(b.ty);
+    CUdeviceptr y2 = 0;
+    CUstream stream = NULL;
+    st = alloc(drv, &y2, y_bytes, "allocating the second output");
     if (st == CONVCAT_OK)
-        st = compare(drv, &ref, &b, epi, 0.0f, 0.0f, sums);
-    if (st == CONVCAT_OK) {
-        const double rms = __builtin_sqrt(sums[1] / (double)b.nout);
-        st = compare(drv, &ref, &b, epi, (float)rms, (float)out->elem_tolerance, sums);
-    }
-    if (st == CONVCAT_OK) {
-        out->rel_err = sums[1] > 0 ? __builtin_sqrt(sums[0] / sums[1]) : __builtin_sqrt(sums[0]);
-        out->nonfinite = (long long)sums[2];
-        out->outliers = (long long)sums[3];
-        out->passed = out->nonfinite == 0 && out->outliers == 0 && out->rel_err <= out->tolerance;
-    }
+        st = cvc_cuda_check(drv->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    if (st == CONVCAT_OK)   /* y1 is poisoned already (make_buffers) */
+        st = cvc_cuda_check(drv->cuMemsetD32Async(y2, 0xFFFFFFFFu, (y_bytes + 3) / 4, stream), "poisoning y2");
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuStreamSynchronize(stream), "poisoning y2");
+    convcat_tensors t = tensors_for(&b, 1.0f, 0.0f, CONVCAT_ACT_NONE);
+    if (st == CONVCAT_OK)
+        st = convcat_plan_run(plan, &t, stream);
+    t.x = (const void *)b.y, t.y = (void *)y2;
+    if (st == CONVCAT_OK)
+        st = convcat_plan_run(plan, &t, stream);
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuStreamSynchronize(stream), "the chained convcat kernels");
+    const cvc_epilogue plain = {.alpha = 1.0f};
+    cvc_verify first;
+    if (st == CONVCAT_OK)
+        st = check_output(drv, &ref, p, &b, &plain, &first);
+    *first_passed = st == CONVCAT_OK && first.passed;
+    /* The second run's input is the first's output: the same buffers, y1 as x and y2 as y. */
+    buffers b2 = b;
+    b2.x = b.y, b2.y = y2, b2.out = &b2.y;
+    if (st == CONVCAT_OK)
+        st = check_output(drv, &ref, p, &b2, &plain, out);
+    if (stream)
+        drv->cuStreamDestroy(stream);
+    if (y2)
+        drv->cuMemFree(y2);
     free_buffers(drv, &b);
     convcat_plan_destroy(plan);
     return st;

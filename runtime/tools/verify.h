@@ -50,6 +50,16 @@ convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem 
                               unsigned seed, const cvc_epilogue *epi, cvc_sabotage sabotage,
                               cvc_verify *out);
 
+/* Two runs of one fprop plan chained on one stream, the second reading what the first writes:
+ * y1 = conv(x, w), then y2 = conv(y1, w), launched back to back without a synchronisation
+ * between them (sm90a kernels launch with programmatic dependent launch: the second may start
+ * before the first ends and must wait for it before it reads y1).  y1 and y2 are poisoned
+ * with NaN first; each is checked against the reference of its own input.  p must map a
+ * tensor onto its own shape: C == K, the output's spatial extents equal the input's, and
+ * a_type == out_type.  `out` is the second run's check; *first_passed the first's. */
+convcat_status cvc_verify_chained(const convcat_catalog *cat, const convcat_problem *p, size_t index, unsigned seed,
+                                  cvc_verify *out, int *first_passed);
+
 /* convcat_autotune on fresh random tensors of p (allocated and freed here),
  * with a workspace as large as the largest any runnable kernel's plan asks for. */
 convcat_status cvc_verify_autotune(const convcat_catalog *cat, const convcat_problem *p, convcat_tune_cache *cache,

@@ -25,6 +25,11 @@
  * f16/bf16), else the entry's swizzle.  ABI 8: a runtime of ABI 7 would give
  * those kernels a 128-byte swizzle and store their rows in the wrong places.
  *
+ * ABI 9: sm90a KEY and KEY_reduce wait for the stream's previous kernel
+ * (griddepcontrol.wait) before they touch global memory, and the runtime
+ * launches them with programmatic stream serialization; those of ABI 8 have
+ * no wait and would race.
+ *
  * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) take two more
  * parameters after p, the A and B maps of the fallback cluster shape
  * (const __grid_constant__ CUtensorMap tmap_a_fb, tmap_b_fb), read when the
@@ -37,7 +42,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 8
+#define CONVCAT_KERNEL_ABI 9
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
