@@ -32,7 +32,6 @@
  * and convcat_autotune times the candidates.
  */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -45,6 +44,8 @@
                                                      third session's resnet50 runs, no row worse) */
 #define LOAD_BYTES_PER_SM_US 85e3                /* operand bytes per SM per microsecond (100e3 until the
                                                      fourth session: model_check, its final runs) */
+#define LOAD_LATENCY_US 1.2                       /* a stage's loads, issue to full barrier, under load:
+                                                     fitted on the sixth session's 4- to 6-stage runs */
 #define CLUSTER_STAGE_US 0.035                    /* extra per-stage latency of a 2-CTA cluster */
 #define EPILOGUE_US_PER_KB 0.045                  /* per KiB of output tile */
 #define TILE_FIXED_US 0.3
@@ -82,7 +83,9 @@ static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *sta
     const double load_rate = !wgrad ? LOAD_BYTES_PER_SM_US : k->tile_m == 64 ? WGRAD_LOAD_64_PER_SM_US
                                                                                : WGRAD_LOAD_PER_SM_US;
     const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / PEAK_FLOP_PER_SM_US / mma_eff;
-    const double load_us = (double)(k->tile_m + k->tile_n) * k->tile_k * in_bytes / load_rate;
+    /* The feed: at most load_rate, and at most the stages - 1 in flight per load latency. */
+    const double load_us = fmax((double)(k->tile_m + k->tile_n) * k->tile_k * in_bytes / load_rate,
+                                LOAD_LATENCY_US / (k->stages > 1 ? k->stages - 1 : 1));
     *stage_us = fmax(mma_us, load_us) * (k->stages <= 2 ? 1.25 : k->stages == 3 ? 1.08 : 1.0);
     if (k->cluster_m * k->cluster_n > 1)
         *stage_us += CLUSTER_STAGE_US;
