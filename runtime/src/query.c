@@ -4,8 +4,9 @@
  * tiles; a tile costs k_iters stages plus a fixed prologue/epilogue cost.
  *  - A stage costs the larger of its MMA time (at the measured GEMM peak per
  *    SM; warpgroups 256 wide reach only 0.93 of it) and its operand load time
- *    (~85 GB/s per SM from L2, where small tiles sit), with a latency factor
- *    for shallow pipelines.  A 2-CTA cluster adds a fixed per-stage latency.
+ *    (~85 GB/s per SM from L2, where small tiles sit, and at most stages - 1
+ *    stages in flight per load latency: deeper pipelines feed faster), with a
+ *    latency factor for shallow pipelines.  A 2-CTA cluster adds a fixed per-stage latency.
  *  - The prologue/epilogue cost grows with the tile's output bytes (staged
  *    through shared memory and stored by TMA).
  *  - Nothing beats moving the tensors once through DRAM, and compute overlaps
@@ -23,11 +24,11 @@
  *    tap reaches is a fill at DRAM speed.
  * Constants were measured on the H200 (bench/bench.py, 2026-11-29,
  * BENCHMARKS.md): 787 TFLOP/s bf16 GEMM, 4.3 TB/s copy, and the per-stage /
- * per-tile costs fitted over the layer suite's kernels.  In the fifth
- * session's runs (kernel times) the top pick landed at 0.98-1.00 of the
- * fastest kernel (geomean per op and dtype on layers.txt, resnet50.txt,
- * sd_unet.txt; lowest single layers 0.90-0.97, and 0.83-0.91 on five
- * 15-37 us sd_unet layers where a 64x160 pingpong or 128x128 tile won);
+ * per-tile costs fitted over the layer suite's kernels.  In the sixth
+ * session's runs (kernel times) the top pick landed at 0.98-0.99 of the
+ * fastest of the top 8 (geomean per op and dtype on layers.txt, resnet50.txt,
+ * sd_unet.txt; lowest single layers 0.89-0.97, and 0.78-0.89 on five
+ * 13-26 us sd_unet layers where a 128x64 or 64x160 pingpong tile won);
  * bench/model_check.py judges a changed model against such a run offline,
  * and convcat_autotune times the candidates.
  */
