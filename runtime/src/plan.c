@@ -33,8 +33,8 @@ struct convcat_plan {
     int grid, cluster, helper_grid;
     int fallback;                /* dynamic cluster: CTAs of the fallback shape (0: static) */
     size_t workspace_bytes;
-    /* Strided dgrad: one launch per stride phase, each with its dy map and parameters. */
     bool chained;                /* launch with programmatic stream serialization (chained_launch) */
+    /* Strided dgrad: one launch per stride phase, each with its dy map and parameters. */
     int phases;
     cvc_im2col_desc *phase_a, *phase_a_fb;
     cvc_params *phase_params;
@@ -213,10 +213,11 @@ int cvc_raster_band(const cvc_entry *e, const convcat_problem *p, const cvc_para
 }
 
 /* sm90a KEY and KEY_reduce wait for the stream's previous kernel before they touch global memory
- * (kernel ABI 9), so they launch with programmatic stream serialization: it may start as the kernel before it
- * lets it (a convcat kernel does at once), and back to back its launch and prologue hide under the
- * previous kernel's tail.  A stride phase launch has its own rule (convcat_plan_run), and sm100a
- * kernels have no wait yet.  CONVCAT_PDL=0 turns it off for plans made after. */
+ * (kernel ABI 9), so they launch with programmatic stream serialization: each may start as soon as
+ * the kernel before it allows (a convcat KEY does at its start), and back to back a launch's
+ * latency and prologue hide under the previous kernel's tail.  Stride-phase launches have their
+ * own rule (convcat_plan_run); sm100a kernels have no wait yet.  CONVCAT_PDL=0 turns it off for
+ * plans made after. */
 static bool chained_launch(const cvc_entry *e)
 {
     const char *env = getenv("CONVCAT_PDL");
