@@ -33,6 +33,7 @@
  * and convcat_autotune times the candidates.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
