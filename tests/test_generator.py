@@ -377,7 +377,7 @@ class Validity(unittest.TestCase):
 
     def test_unimplemented_arch_op_schedule(self):
         self.assertInvalid(variant(BF16, arch="sm100a"), "sm100a kernels are 1sm or 2sm")   # tests/test_sm100.py
-        self.assertInvalid(variant(BF16, schedule="2sm"), "schedule 2sm: coop or pingpong")
+        self.assertInvalid(variant(BF16, schedule="2sm"), "schedule 2sm: coop, pingpong or swap")
         self.assertInvalid(variant(BF16, arch="sm80"), "unknown arch sm80")
         self.assertValid(variant(BF16, op="dgrad"))
         self.assertValid(variant(BF16, op="wgrad"))
@@ -396,6 +396,26 @@ class Validity(unittest.TestCase):
         # A whole 128x256 tile is 256 accumulators per thread: over the budget for one warpgroup.
         self.assertInvalid(variant(BF16, schedule="pingpong", tile_n=256), "register budget: 256")
         self.assertValid(variant(BF16, schedule="pingpong", tile_m=64, tile_n=256))
+
+    def test_swap_transposes_a_tile_of_64_filters(self):
+        k = variant(BF16, schedule="swap", tile_m=256, tile_n=64)
+        self.assertValid(k)
+        c = space.derive(k)
+        # The pingpong tile, one m64 atom of filters; wgmma N = the 256 pixels.
+        self.assertEqual((c.split, c.wg_m, c.wg_n, c.atoms, c.acc_regs), ("none", 256, 64, 1, 128))
+        self.assertFalse(space.splits_k(k))
+        self.assertValid(variant(BF16, schedule="swap", tile_m=128, tile_n=64, stages=6))
+        self.assertInvalid(variant(BF16, schedule="swap"), "schedule swap: tile N 64")
+        self.assertInvalid(variant(BF16, schedule="swap", tile_m=64, tile_n=64), "schedule swap: tile N 64")
+        self.assertInvalid(variant(BF16, schedule="swap", tile_m=256, tile_n=64, out="f32"),
+                           "schedule swap: fprop of f16/bf16 to the same type only")
+        self.assertInvalid(variant(BF16, schedule="swap", tile_m=256, tile_n=64, op="dgrad"),
+                           "schedule swap: fprop")
+        src = render.render(k)
+        self.assertIn("m64n256k16", src)
+        self.assertIn("stmatrix.sync.aligned.m8n8.x4.trans", (ROOT / "templates/include/cvc_sync.h").read_text())
+        self.assertIn("cvc_stmatrix_x4_trans(", src)
+        self.assertNotIn("epilogue_partial", src)
 
     def test_stages(self):
         self.assertValid(variant(BF16, tile_m=64, tile_n=64, stages=2))

@@ -63,7 +63,9 @@ def context(key: space.Key) -> dict:
     smem_transpose = space.transposes_stages(key)
     if smem_transpose:   # tf32 wgrad: TMA writes MN-major stages, wgmma reads their K-major copies
         mn_a = mn_b = False
-    asm, outs = wgmma_instruction(cfg.wg_n, key.a, mn_a, mn_b)
+    swap = space.swaps_operands(key)
+    mma_n = key.tile_m if swap else cfg.wg_n   # swap: wgmma N runs over the tile's pixels
+    asm, outs = wgmma_instruction(mma_n, key.a, mn_a, mn_b)
     k_spans = space.k_spans(key)   # the template spells out one or two spans (tf32: one)
     assert k_spans in (1, 2) and (k_spans == 1 or not (smem_transpose or space.transposes_filter(key)))
     cluster = key.cluster_m * key.cluster_n > 1
@@ -76,7 +78,7 @@ def context(key: space.Key) -> dict:
     b_mask = (1 << key.cluster_m) - 1 if key.cluster_m > 1 else 0
     return dict(
         banner=BANNER.format(template_name(key)), key=key.name(), op=key.op, dims=key.dims,
-        mn_a=mn_a, mn_b=mn_b, scatter=scatter,
+        mn_a=mn_a, mn_b=mn_b, scatter=scatter, swap=swap,
         transpose=space.transposes_filter(key), splits=space.splits_k(key), grouped=grouped,
         smem_transpose=smem_transpose, scratch_bytes=cfg.scratch_bytes,
         col_ch=space.SWIZZLE_BYTES // space.ELEM_BYTES[key.a],
@@ -84,7 +86,7 @@ def context(key: space.Key) -> dict:
         cm=key.cluster_m, cn=key.cluster_n, cluster=cluster, threads=cfg.threads,
         wg_m=cfg.wg_m, wg_n=cfg.wg_n, split_m=cfg.split == "m", pingpong=cfg.split == "none",
         atoms=cfg.atoms,
-        nreg=cfg.wg_n // 2, k_steps=cfg.k_steps, row_bytes=space.SWIZZLE_BYTES, k_spans=k_spans,
+        nreg=mma_n // 2, k_steps=cfg.k_steps, row_bytes=space.SWIZZLE_BYTES, k_spans=k_spans,
         a_stage=cfg.a_stage_bytes, b_stage=cfg.b_stage_bytes, a_slice=cfg.a_box_rows,
         b_slice=cfg.b_box_rows, empty_arrivals=cfg.empty_arrivals, a_mask_base=a_mask,
         b_mask_base=b_mask, producer_regs=cfg.producer_regs, consumer_regs=cfg.consumer_regs,

@@ -19,7 +19,7 @@ ARCHES = ("sm90a", "sm100a")
 OPS = ("fprop", "dgrad", "wgrad")
 DIMS = (1, 2, 3)
 DTYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2")
-SCHEDULES = ("coop", "pingpong", "1sm", "2sm")   # sm90a: coop, pingpong; sm100a: 1sm, 2sm (sm100.py)
+SCHEDULES = ("coop", "pingpong", "1sm", "2sm", "swap")   # sm90a: coop, pingpong, swap; sm100a: 1sm, 2sm (sm100.py)
 TILE_MN = (64, 128, 160, 192, 256)
 TILE_K = (32, 64, 128)
 STAGES = tuple(range(2, 9))
@@ -131,7 +131,7 @@ class Config:
     wg_n: int                 # columns of C per consumer warpgroup
     split: str                # coop: "m" consumers split the tile's rows, "n" its columns;
                               # pingpong: "none", each consumer computes whole tiles in turn
-    atoms: int                # m64 wgmma row atoms per consumer
+    atoms: int                # m64 wgmma row atoms per consumer (swap: of the tile's filters)
     acc_regs: int             # f32 accumulator registers per consumer thread
     k_steps: int              # k16 wgmma steps per stage
     a_stage_bytes: int
@@ -153,8 +153,8 @@ class Config:
 
 
 def _sm90_layout(key: Key):
-    """Split the CTA tile between the two consumer warpgroups (coop), or not (pingpong)."""
-    if key.schedule == "pingpong":
+    """Split the CTA tile between the two consumer warpgroups (coop), or not (pingpong, swap)."""
+    if key.schedule in ("pingpong", "swap"):
         return "none", key.tile_m, key.tile_n
     if key.tile_m >= 128:
         return "m", key.tile_m // 2, key.tile_n
@@ -202,7 +202,8 @@ def derive(key: Key) -> Config:
     prod, cons = (64, 216) if key.op == "wgrad" else (SM90_PRODUCER_REGS, SM90_CONSUMER_REGS)
     return Config(
         key=key, threads=SM90_THREADS, consumers=SM90_CONSUMERS,
-        wg_m=wg_m, wg_n=wg_n, split=split, atoms=max(wg_m // 64, 1),
+        wg_m=wg_m, wg_n=wg_n, split=split,
+        atoms=key.tile_n // 64 if key.schedule == "swap" else max(wg_m // 64, 1),
         acc_regs=acc_regs,
         k_steps=key.tile_k * eb // 32,   # one wgmma takes 32 bytes of K: k16 of f16/bf16, k8 of tf32
         a_stage_bytes=a_stage, b_stage_bytes=b_stage, smem_bytes=smem,
@@ -250,7 +251,24 @@ def splits_k(key: Key) -> bool:
     """
     if key.arch != "sm90a":
         return key.op == "wgrad"
+    if key.schedule == "swap":
+        return False   # its transposing epilogue stores 16-bit outputs only, no f32 partial sums
     return key.op == "wgrad" or (key.op == "fprop" and derive(key).acc_regs < SM90_ACC_REG_BUDGET)
+
+
+def swaps_operands(key: Key) -> bool:
+    """sm90a schedule "swap": pingpong with wgmma's operands swapped.
+
+    The tile is the same as a pingpong kernel's (tile M output pixels, tile N
+    filters; the same loads, stages and output boxes), but each warpgroup
+    computes it transposed: wgmma M = the tile's 64 filters (one m64 atom, from
+    the B stage), wgmma N = its pixels (from the A stage), so one m64n256k16
+    reads 40 KiB of shared memory per 256x64x64 stage where four m64n64k16
+    read 64 KiB.  The accumulators hold (filter, pixel): the epilogue
+    transposes them with stmatrix .trans into the usual (pixel, channel) chunk.
+    For layers of 64 output channels (ResNet's first stage).
+    """
+    return key.arch == "sm90a" and key.schedule == "swap"
 
 
 GROUP_CHANNELS = (8, 16, 32, 64)   # channels per group c = C / groups a grouped wgrad takes
@@ -365,8 +383,15 @@ def _why_invalid(key: Key) -> str | None:
     if k.a != "tf32" and k.out not in (k.a, "f32"):
         return f"output {k.out}: an {k.a} kernel writes {k.a} or f32"
     # schedule
-    if k.schedule not in ("coop", "pingpong"):
-        return f"schedule {k.schedule}: coop or pingpong"
+    if k.schedule not in ("coop", "pingpong", "swap"):
+        return f"schedule {k.schedule}: coop, pingpong or swap"
+    if k.schedule == "swap":
+        if k.op != "fprop" or k.a == "tf32" or k.out != k.a:
+            return (f"schedule swap: fprop of f16/bf16 to the same type only (its epilogue transposes "
+                    f"16-bit pairs with stmatrix; this is {k.op} {k.a} -> {k.out})")
+        if k.tile_n != 64 or k.tile_m not in (128, 256):
+            return (f"schedule swap: tile N 64 (one m64 atom of filters) and tile M 128 or 256 (the "
+                    f"pixels, wgmma N); this is {k.tile_m}x{k.tile_n}")
     if transposes_stages(k) and k.schedule != "coop":
         return ("schedule pingpong for tf32 wgrad: both consumer warpgroups share each stage's copy into the "
                 "K-major scratch (tf32 wgmma reads K-major operands only), which needs the coop schedule")

@@ -65,8 +65,15 @@ typedef enum convcat_dtype {
 
 typedef enum convcat_arch { CONVCAT_ARCH_ANY = 0, CONVCAT_ARCH_SM90A = 1, CONVCAT_ARCH_SM100A = 2 } convcat_arch;
 
-/** sm90a: coop, pingpong (warpgroup schedules); sm100a: 1sm, 2sm (tcgen05.mma CTA group). */
-typedef enum convcat_schedule { CONVCAT_COOP = 1, CONVCAT_PINGPONG = 2, CONVCAT_1SM = 3, CONVCAT_2SM = 4 } convcat_schedule;
+/** sm90a: coop, pingpong, swap (warpgroup schedules; swap is pingpong with wgmma's operands swapped,
+ *  M = the tile's 64 filters, N = its pixels); sm100a: 1sm, 2sm (tcgen05.mma CTA group). */
+typedef enum convcat_schedule {
+    CONVCAT_COOP = 1,
+    CONVCAT_PINGPONG = 2,
+    CONVCAT_1SM = 3,
+    CONVCAT_2SM = 4,
+    CONVCAT_SWAP = 5
+} convcat_schedule;
 
 typedef enum convcat_mode {
     CONVCAT_CROSS_CORRELATION = 0, /**< y[q] = sum x[q*stride + s*dil - pad] w[s]: what frameworks call convolution */

@@ -230,30 +230,33 @@ static inline bool cvc_transposes_filter(const cvc_key *k)
 }
 
 /* One consumer warpgroup's columns of an sm90a tile, as space.derive splits
- * it: pingpong and coop of tile M >= 128 keep whole rows, coop of tile M 64
- * halves them. */
+ * it: pingpong, swap and coop of tile M >= 128 keep whole rows, coop of tile
+ * M 64 halves them. */
 static inline int cvc_sm90_wg_n(const cvc_key *k)
 {
-    return k->schedule == CONVCAT_PINGPONG || k->tile_m >= 128 ? k->tile_n : k->tile_n / 2;
+    return k->schedule == CONVCAT_PINGPONG || k->schedule == CONVCAT_SWAP || k->tile_m >= 128 ? k->tile_n
+                                                                                              : k->tile_n / 2;
 }
 
 /* f32 accumulators per consumer thread of an sm90a kernel, as space.derive
- * splits the tile between its two warpgroups (coop) or not (pingpong). */
+ * splits the tile between its two warpgroups (coop) or not (pingpong, swap). */
 static inline int cvc_sm90_acc_regs(const cvc_key *k)
 {
-    const bool pingpong = k->schedule == CONVCAT_PINGPONG;
+    const bool pingpong = k->schedule == CONVCAT_PINGPONG || k->schedule == CONVCAT_SWAP;
     const int wg_m = pingpong ? k->tile_m : k->tile_m >= 128 ? k->tile_m / 2 : k->tile_m;
     return (wg_m / 64) * (cvc_sm90_wg_n(k) / 2);
 }
 
 /* Can the kernel split its K loop (f32 partial sums, KEY_reduce)?  wgrad
  * always; sm90a fprop with fewer than 128 accumulators per thread
- * (space.splits_k: a second epilogue beside 128 spills). */
+ * (space.splits_k: a second epilogue beside 128 spills), but for swap (its
+ * transposing epilogue has no f32 form). */
 static inline bool cvc_splits_k(const cvc_key *k)
 {
     if (k->op == CONVCAT_WGRAD)
         return true;
-    return k->op == CONVCAT_FPROP && k->arch == CONVCAT_ARCH_SM90A && cvc_sm90_acc_regs(k) < 128;
+    return k->op == CONVCAT_FPROP && k->arch == CONVCAT_ARCH_SM90A && k->schedule != CONVCAT_SWAP &&
+           cvc_sm90_acc_regs(k) < 128;
 }
 
 /* Does a dgrad kernel carry the strided (row-scattering) epilogue?  Not an

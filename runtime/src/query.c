@@ -16,7 +16,8 @@
  *  - Pingpong kernels are priced like coop ones with their warpgroup shape:
  *    per-stage and per-tile costs fitted on the H200 were within the run-to-
  *    run noise of coop's, and the model has no term for the overlap of one
- *    warpgroup's epilogue with the other's mainloop.
+ *    warpgroup's epilogue with the other's mainloop.  Swap kernels are their
+ *    pingpong twins with a slightly cheaper stage.
  *  - wgrad: both operands MN-major, B by im2col at a new pixel split every
  *    stage: a slower operand feed, no 256-wide penalty; its split-K count is
  *    the one this model predicts fastest, plus the reduction's traffic.
@@ -49,6 +50,9 @@
 #define LOAD_LATENCY_US 1.2                       /* a stage's loads, issue to full barrier, under load:
                                                      fitted on the sixth session's 4- to 6-stage runs */
 #define CLUSTER_STAGE_US 0.035                    /* extra per-stage latency of a 2-CTA cluster */
+#define SWAP_STAGE 0.96                           /* a swap kernel's stage over its pingpong twin's: wgmma
+                                                     reads 40 KiB of shared memory a 256x64x64 stage, not 64
+                                                     (H200, seventh session: 0.96 on the 3x3 64 -> 64 layers) */
 #define EPILOGUE_US_PER_KB 0.035                  /* per KiB of output tile (0.045 until the sixth session's
                                                      plain epilogue: model_check on its runs) */
 #define TILE_FIXED_US 0.3
@@ -89,7 +93,8 @@ static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *sta
     /* The feed: at most load_rate, and at most the stages - 1 in flight per load latency. */
     const double load_us = fmax((double)(k->tile_m + k->tile_n) * k->tile_k * in_bytes / load_rate,
                                 LOAD_LATENCY_US / (k->stages > 1 ? k->stages - 1 : 1));
-    *stage_us = fmax(mma_us, load_us) * (k->stages <= 2 ? 1.25 : k->stages == 3 ? 1.08 : 1.0);
+    *stage_us = fmax(mma_us, load_us) * (k->stages <= 2 ? 1.25 : k->stages == 3 ? 1.08 : 1.0) *
+                (k->schedule == CONVCAT_SWAP ? SWAP_STAGE : 1.0);
     if (k->cluster_m * k->cluster_n > 1)
         *stage_us += CLUSTER_STAGE_US;
     *fixed_us = EPILOGUE_US_PER_KB * k->tile_m * k->tile_n * out_bytes / 1024.0 * segment_cost(k, p) + TILE_FIXED_US;

@@ -119,6 +119,23 @@ CVC_DEV void cvc_st_shared_f32x2(uint32_t addr, float x, float y)
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
 }
 
+CVC_DEV void cvc_st_shared_v4(uint32_t addr, uint4 v)
+{
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+
+/* Four 8x8 matrices of 16-bit values, stored transposed (§9.7.14.5.16, sm_90): the warp's
+ * lanes hold them in the mma fragment (lane l: row l/4, columns 2(l%4) and +1, register q
+ * for matrix q), and lane l gives the address of the 16-byte row l%8 of matrix l/8, which
+ * receives that matrix's column l%8. */
+CVC_DEV void cvc_stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0),
+                 "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}
+
 /* ---- clusters (§9.7.13.3, special registers §10) -------------------------- */
 
 CVC_DEV uint32_t cvc_cluster_ctarank(void)
