@@ -404,6 +404,12 @@ class Validity(unittest.TestCase):
         # The pingpong tile, one m64 atom of filters; wgmma N = the 256 pixels.
         self.assertEqual((c.split, c.wg_m, c.wg_n, c.atoms, c.acc_regs), ("none", 256, 64, 1, 128))
         self.assertFalse(space.splits_k(k))
+        # One epilogue buffer per warpgroup, so that a fifth 40 KiB stage fits (a pingpong has two).
+        self.assertEqual(c.epi_bytes, 2 * 64 * 128)
+        self.assertEqual(space.derive(variant(BF16, schedule="pingpong", tile_m=256, tile_n=64)).epi_bytes,
+                         2 * 2 * 64 * 128)
+        self.assertValid(variant(BF16, schedule="swap", tile_m=256, tile_n=64, stages=5))
+        self.assertInvalid(variant(BF16, schedule="pingpong", tile_m=256, tile_n=64, stages=5), "shared memory")
         self.assertValid(variant(BF16, schedule="swap", tile_m=128, tile_n=64, stages=6))
         self.assertInvalid(variant(BF16, schedule="swap"), "schedule swap: tile N 64")
         self.assertInvalid(variant(BF16, schedule="swap", tile_m=64, tile_n=64), "schedule swap: tile N 64")

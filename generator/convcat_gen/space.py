@@ -177,8 +177,10 @@ def derive(key: Key) -> Config:
     barriers = 2 * key.stages * 8 + strided
     # Epilogue: each consumer warpgroup stages its output through two
     # 64-row x 128-byte buffers (one filling while TMA stores the other; a
-    # chunk of 64-byte rows, y_row_bytes, fills half of one).
-    epi = SM90_CONSUMERS * 2 * EPI_ROWS * SWIZZLE_BYTES
+    # chunk of 64-byte rows, y_row_bytes, fills half of one).  Swap kernels
+    # take one: their epilogue runs under the other warpgroup's mainloop
+    # (pingpong), and the 16 KiB go to a fifth stage of 256x64 (a sixth..eighth of 128x64).
+    epi = SM90_CONSUMERS * (1 if key.schedule == "swap" else 2) * EPI_ROWS * SWIZZLE_BYTES
     # tf32 wgrad: the consumers transpose each stage into one of two K-major
     # scratch buffers (tile M + tile N rows of 128 bytes each) that wgmma reads.
     scratch = 2 * (key.tile_m + key.tile_n) * SWIZZLE_BYTES if transposes_stages(key) else 0

@@ -177,6 +177,12 @@ CVC_DEV void cvc_tma_store_wait_read1(void)
     asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
 }
 
+/* No committed group is still reading its shared-memory source. */
+CVC_DEV void cvc_tma_store_wait_read0(void)
+{
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+
 /* Every committed group has completed, writes included. */
 CVC_DEV void cvc_tma_store_wait_all(void)
 {
