@@ -294,6 +294,34 @@ static void test_prediction_model_is_sane(void)
     }
 }
 
+/* A swap kernel ranks ahead of its pingpong twin (same tile and stages) on a
+ * problem both run: the model prices its stage at SWAP_STAGE of the twin's. */
+static void test_swap_ranks_ahead_of_its_pingpong_twin(void)
+{
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.n = 32, p.h = 56, p.w = 56, p.c = 64, p.k = 64, p.r = 3, p.s = 3;   /* ResNet's 3x3 64 -> 64 */
+    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1;
+    int pairs = 0;
+    for (size_t i = 0; i < total; ++i) {
+        const cvc_entry *s = &cat->entries[i];
+        if (s->k.schedule != CONVCAT_SWAP)
+            continue;
+        for (size_t j = 0; j < total; ++j) {
+            const cvc_entry *t = &cat->entries[j];
+            cvc_key twin = s->k;
+            twin.schedule = CONVCAT_PINGPONG;
+            if (memcmp(&twin, &t->k, sizeof twin) != 0)
+                continue;
+            p.a_type = p.b_type = p.out_type = s->k.a;
+            CU_ASSERT_TRUE(cvc_predict_us(s, &p, 132) < cvc_predict_us(t, &p, 132));
+            ++pairs;
+        }
+    }
+    printf("(%d swap / pingpong pairs) ", pairs);
+    CU_ASSERT_TRUE(pairs > 0);   /* the ci and default catalogs hold a pair */
+}
+
 static void test_null_arguments_are_invalid(void)
 {
     const convcat_problem p = problem_2d();
@@ -432,6 +460,7 @@ int main(void)
         {"grouped wgrad query", test_grouped_wgrad_query},
         {"any SM count", test_any_sm_count},
         {"prediction model is sane", test_prediction_model_is_sane},
+        {"swap ranks ahead of its pingpong twin", test_swap_ranks_ahead_of_its_pingpong_twin},
         {"NULL arguments are invalid", test_null_arguments_are_invalid},
         {"threads share a catalog and keep their own errors", test_threads_share_a_catalog_and_keep_their_own_errors},
         {"plan without a driver is NO_DRIVER", test_plan_without_a_driver_is_no_driver},
