@@ -411,7 +411,13 @@ class Validity(unittest.TestCase):
         self.assertValid(variant(BF16, schedule="swap", tile_m=256, tile_n=64, stages=5))
         self.assertInvalid(variant(BF16, schedule="pingpong", tile_m=256, tile_n=64, stages=5), "shared memory")
         self.assertValid(variant(BF16, schedule="swap", tile_m=128, tile_n=64, stages=6))
-        self.assertInvalid(variant(BF16, schedule="swap"), "schedule swap: tile N 64")
+        self.assertInvalid(variant(BF16, schedule="swap", tile_n=256), "schedule swap: tile N 64 or 128")
+        # Tile N 128: the warpgroups split the filters (an atom each) over the same pixels; tile M 192.
+        c192 = space.derive(variant(BF16, schedule="swap", tile_m=192, tile_n=128, stages=5))
+        self.assertEqual((c192.split, c192.wg_m, c192.wg_n, c192.atoms, c192.acc_regs, c192.empty_arrivals),
+                         ("n", 192, 64, 1, 96, 2))
+        self.assertIn("m64n192k16", render.render(variant(BF16, schedule="swap", tile_m=192, tile_n=128)))
+        self.assertInvalid(variant(BF16, tile_m=192), "tile M 192")
         self.assertInvalid(variant(BF16, schedule="swap", tile_m=64, tile_n=64), "schedule swap: tile N 64")
         self.assertInvalid(variant(BF16, schedule="swap", tile_m=256, tile_n=64, out="f32"),
                            "schedule swap: fprop of f16/bf16 to the same type only")

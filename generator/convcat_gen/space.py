@@ -153,9 +153,13 @@ class Config:
 
 
 def _sm90_layout(key: Key):
-    """Split the CTA tile between the two consumer warpgroups (coop), or not (pingpong, swap)."""
-    if key.schedule in ("pingpong", "swap"):
+    """Split the CTA tile between the two consumer warpgroups (coop), or not (pingpong).
+    Swap: 64 filters are one warpgroup's whole tile (in turn, like pingpong); 128 split
+    into one m64 atom of filters each (like coop), both over all the tile's pixels."""
+    if key.schedule == "pingpong" or (key.schedule == "swap" and key.tile_n == 64):
         return "none", key.tile_m, key.tile_n
+    if key.schedule == "swap":
+        return "n", key.tile_m, key.tile_n // 2
     if key.tile_m >= 128:
         return "m", key.tile_m // 2, key.tile_n
     return "n", key.tile_m, key.tile_n // 2
@@ -205,7 +209,7 @@ def derive(key: Key) -> Config:
     return Config(
         key=key, threads=SM90_THREADS, consumers=SM90_CONSUMERS,
         wg_m=wg_m, wg_n=wg_n, split=split,
-        atoms=key.tile_n // 64 if key.schedule == "swap" else max(wg_m // 64, 1),
+        atoms=wg_n // 64 if key.schedule == "swap" else max(wg_m // 64, 1),
         acc_regs=acc_regs,
         k_steps=key.tile_k * eb // 32,   # one wgmma takes 32 bytes of K: k16 of f16/bf16, k8 of tf32
         a_stage_bytes=a_stage, b_stage_bytes=b_stage, smem_bytes=smem,
@@ -261,14 +265,17 @@ def splits_k(key: Key) -> bool:
 def swaps_operands(key: Key) -> bool:
     """sm90a schedule "swap": pingpong with wgmma's operands swapped.
 
-    The tile is the same as a pingpong kernel's (tile M output pixels, tile N
-    filters; the same loads, stages and output boxes), but each warpgroup
-    computes it transposed: wgmma M = the tile's 64 filters (one m64 atom, from
-    the B stage), wgmma N = its pixels (from the A stage), so one m64n256k16
-    reads 40 KiB of shared memory per 256x64x64 stage where four m64n64k16
-    read 64 KiB.  The accumulators hold (filter, pixel): the epilogue
-    transposes them with stmatrix .trans into the usual (pixel, channel) chunk.
-    For layers of 64 output channels (ResNet's first stage).
+    The tile is laid out as any fprop tile (tile M output pixels, tile N
+    filters; the same loads and output boxes), but computed transposed: wgmma
+    M = 64 of the tile's filters (one m64 atom, from the B stage), wgmma N =
+    all its pixels (from the A stage), so one m64n256k16 reads 40 KiB of
+    shared memory per 256x64x64 stage where four m64n64k16 read 64 KiB.  Tile
+    N 64: each warpgroup takes whole tiles in turn (as pingpong); tile N 128:
+    the two split the filters, an atom each, over the same pixels (as coop),
+    which also allows tile M 192 (wgmma N 192; tiles of 192 pixels fill whole
+    waves where 128 and 256 leave a part-wave).  The accumulators hold
+    (filter, pixel): the epilogue transposes them with stmatrix .trans into
+    the usual (pixel, channel) chunk.
     """
     return key.arch == "sm90a" and key.schedule == "swap"
 
@@ -391,9 +398,9 @@ def _why_invalid(key: Key) -> str | None:
         if k.op != "fprop" or k.a == "tf32" or k.out != k.a:
             return (f"schedule swap: fprop of f16/bf16 to the same type only (its epilogue transposes "
                     f"16-bit pairs with stmatrix; this is {k.op} {k.a} -> {k.out})")
-        if k.tile_n != 64 or k.tile_m not in (128, 256):
-            return (f"schedule swap: tile N 64 (one m64 atom of filters) and tile M 128 or 256 (the "
-                    f"pixels, wgmma N); this is {k.tile_m}x{k.tile_n}")
+        if k.tile_n not in (64, 128) or k.tile_m not in (128, 192, 256):
+            return (f"schedule swap: tile N 64 or 128 (an m64 atom of filters per warpgroup) and tile M "
+                    f"128, 192 or 256 (the pixels, wgmma N); this is {k.tile_m}x{k.tile_n}")
     if transposes_stages(k) and k.schedule != "coop":
         return ("schedule pingpong for tf32 wgrad: both consumer warpgroups share each stage's copy into the "
                 "K-major scratch (tf32 wgmma reads K-major operands only), which needs the coop schedule")
@@ -407,7 +414,7 @@ def _why_invalid(key: Key) -> str | None:
     if k.tile_k * eb not in (SWIZZLE_BYTES, 2 * SWIZZLE_BYTES):
         return (f"tile K {k.tile_k}: one stage holds one or two 128-byte swizzle rows of K "
                 f"({SWIZZLE_BYTES // eb} or {2 * SWIZZLE_BYTES // eb} {k.a} elements)")
-    if k.tile_m not in (64, 128, 256):
+    if k.tile_m not in (64, 128, 256) and k.schedule != "swap":
         return f"tile M {k.tile_m}: 64, 128 or 256 (m64 wgmma atoms, split over two warpgroups)"
     if k.tile_n not in (64, 128, 160, 192, 256):
         return f"tile N {k.tile_n}: 64, 128, 160, 192 or 256"

@@ -230,20 +230,23 @@ static inline bool cvc_transposes_filter(const cvc_key *k)
 }
 
 /* One consumer warpgroup's columns of an sm90a tile, as space.derive splits
- * it: pingpong, swap and coop of tile M >= 128 keep whole rows, coop of tile
- * M 64 halves them. */
+ * it: pingpong and coop of tile M >= 128 keep whole rows, coop of tile M 64
+ * halves them; swap gives each warpgroup 64 filters (all of tile N 64, half
+ * of 128). */
 static inline int cvc_sm90_wg_n(const cvc_key *k)
 {
-    return k->schedule == CONVCAT_PINGPONG || k->schedule == CONVCAT_SWAP || k->tile_m >= 128 ? k->tile_n
-                                                                                              : k->tile_n / 2;
+    if (k->schedule == CONVCAT_SWAP)
+        return 64;
+    return k->schedule == CONVCAT_PINGPONG || k->tile_m >= 128 ? k->tile_n : k->tile_n / 2;
 }
 
 /* f32 accumulators per consumer thread of an sm90a kernel, as space.derive
- * splits the tile between its two warpgroups (coop) or not (pingpong, swap). */
+ * splits the tile between its two warpgroups (coop) or not (pingpong; swap
+ * keeps every pixel of the tile in each warpgroup). */
 static inline int cvc_sm90_acc_regs(const cvc_key *k)
 {
-    const bool pingpong = k->schedule == CONVCAT_PINGPONG || k->schedule == CONVCAT_SWAP;
-    const int wg_m = pingpong ? k->tile_m : k->tile_m >= 128 ? k->tile_m / 2 : k->tile_m;
+    const bool whole_rows = k->schedule == CONVCAT_PINGPONG || k->schedule == CONVCAT_SWAP;
+    const int wg_m = whole_rows ? k->tile_m : k->tile_m >= 128 ? k->tile_m / 2 : k->tile_m;
     return (wg_m / 64) * (cvc_sm90_wg_n(k) / 2);
 }
 

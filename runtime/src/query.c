@@ -16,8 +16,13 @@
  *  - Pingpong kernels are priced like coop ones with their warpgroup shape:
  *    per-stage and per-tile costs fitted on the H200 were within the run-to-
  *    run noise of coop's, and the model has no term for the overlap of one
- *    warpgroup's epilogue with the other's mainloop.  Swap kernels are their
- *    pingpong twins with a slightly cheaper stage.
+ *    warpgroup's epilogue with the other's mainloop.  Swap kernels of 64
+ *    filters are their pingpong twins with a slightly cheaper stage; those of
+ *    128 are priced like coop ones of their wgmma width (the tile's pixels:
+ *    192 or 256 wide reach 0.93 of the peak), which keeps the heuristic from
+ *    the 192x128 tile where only a 128x256 one's 0.93 set them apart (judged
+ *    offline with bench/model_check.py on the seventh session's runs:
+ *    resnet50 heuristic / best 0.967 -> 0.978).
  *  - wgrad: both operands MN-major, B by im2col at a new pixel split every
  *    stage: a slower operand feed, no 256-wide penalty; its split-K count is
  *    the one this model predicts fastest, plus the reduction's traffic.
@@ -50,9 +55,9 @@
 #define LOAD_LATENCY_US 1.2                       /* a stage's loads, issue to full barrier, under load:
                                                      fitted on the sixth session's 4- to 6-stage runs */
 #define CLUSTER_STAGE_US 0.035                    /* extra per-stage latency of a 2-CTA cluster */
-#define SWAP_STAGE 0.96                           /* a swap kernel's stage over its pingpong twin's: wgmma
-                                                     reads 40 KiB of shared memory a 256x64x64 stage, not 64
-                                                     (H200, seventh session: 0.96 on the 3x3 64 -> 64 layers) */
+#define SWAP_STAGE 0.96                           /* a 64-filter swap kernel's stage over its pingpong twin's:
+                                                     wgmma reads 40 KiB of shared memory a 256x64x64 stage, not
+                                                     64 (H200, seventh session: 0.96 on the 3x3 64 -> 64 layers) */
 #define EPILOGUE_US_PER_KB 0.035                  /* per KiB of output tile (0.045 until the sixth session's
                                                      plain epilogue: model_check on its runs) */
 #define TILE_FIXED_US 0.3
@@ -86,7 +91,9 @@ static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *sta
     const int wg_n = cvc_sm90_wg_n(k);
     /* Wgrad loads both operands MN-major in 64-wide column boxes, B by im2col at a new pixel
      * split every stage: it feeds slower, and its 256-wide warpgroups lose nothing. */
-    const double mma_eff = wg_n == 256 && !wgrad ? MMA_EFF_N256 : MMA_EFF;
+    /* Swap kernels of 128 filters: the warpgroups' wgmma is as wide as the tile's pixels. */
+    const int mma_n = k->schedule == CONVCAT_SWAP && k->tile_n == 128 ? k->tile_m : wg_n;
+    const double mma_eff = mma_n >= 192 && !wgrad ? MMA_EFF_N256 : MMA_EFF;
     const double load_rate = !wgrad ? LOAD_BYTES_PER_SM_US : k->tile_m == 64 ? WGRAD_LOAD_64_PER_SM_US
                                                                                : WGRAD_LOAD_PER_SM_US;
     const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / PEAK_FLOP_PER_SM_US / mma_eff;
@@ -94,7 +101,7 @@ static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *sta
     const double load_us = fmax((double)(k->tile_m + k->tile_n) * k->tile_k * in_bytes / load_rate,
                                 LOAD_LATENCY_US / (k->stages > 1 ? k->stages - 1 : 1));
     *stage_us = fmax(mma_us, load_us) * (k->stages <= 2 ? 1.25 : k->stages == 3 ? 1.08 : 1.0) *
-                (k->schedule == CONVCAT_SWAP ? SWAP_STAGE : 1.0);
+                (k->schedule == CONVCAT_SWAP && k->tile_n == 64 ? SWAP_STAGE : 1.0);
     if (k->cluster_m * k->cluster_n > 1)
         *stage_us += CLUSTER_STAGE_US;
     *fixed_us = EPILOGUE_US_PER_KB * k->tile_m * k->tile_n * out_bytes / 1024.0 * segment_cost(k, p) + TILE_FIXED_US;
