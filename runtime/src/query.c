@@ -30,11 +30,11 @@
  *    tap reaches is a fill at DRAM speed.
  * Constants were measured on the H200 (bench/bench.py, 2026-11-29,
  * BENCHMARKS.md): 787 TFLOP/s bf16 GEMM, 4.3 TB/s copy, and the per-stage /
- * per-tile costs fitted over the layer suite's kernels.  In the sixth
- * session's runs (kernel times) the top pick landed at 0.98-0.99 of the
- * fastest of the top 8 (geomean per op and dtype on layers.txt, resnet50.txt,
- * sd_unet.txt; lowest single layers 0.89-0.97, and 0.78-0.89 on five
- * 13-26 us sd_unet layers where a 128x64 or 64x160 pingpong tile won);
+ * per-tile costs fitted over the layer suite's kernels.  On the seventh
+ * session's final run (kernel times) the top pick landed at 0.98-0.99 of the
+ * fastest of the top 8 (geomean per dtype on layers.txt, resnet50.txt,
+ * sd_unet.txt fprop), lowest 0.88-0.90 on two 23 us sd_unet layers (a 64x160
+ * pingpong won) and rn50_02 (a 128x64 coop won);
  * bench/model_check.py judges a changed model against such a run offline,
  * and convcat_autotune times the candidates.
  */
