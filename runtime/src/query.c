@@ -91,9 +91,10 @@ static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *sta
     const int wg_n = cvc_sm90_wg_n(k);
     /* Wgrad loads both operands MN-major in 64-wide column boxes, B by im2col at a new pixel
      * split every stage: it feeds slower, and its 256-wide warpgroups lose nothing. */
-    /* Swap kernels of 128 filters: the warpgroups' wgmma is as wide as the tile's pixels. */
-    const int mma_n = k->schedule == CONVCAT_SWAP && k->tile_n == 128 ? k->tile_m : wg_n;
-    const double mma_eff = mma_n >= 192 && !wgrad ? MMA_EFF_N256 : MMA_EFF;
+    /* Swap kernels of 128 filters: the warpgroups' wgmma is as wide as the tile's pixels, and 192
+     * or 256 of them are priced as 256 (the one width measured below the peak). */
+    const bool wide = k->schedule == CONVCAT_SWAP && k->tile_n == 128 ? k->tile_m >= 192 : wg_n == 256;
+    const double mma_eff = wide && !wgrad ? MMA_EFF_N256 : MMA_EFF;
     const double load_rate = !wgrad ? LOAD_BYTES_PER_SM_US : k->tile_m == 64 ? WGRAD_LOAD_64_PER_SM_US
                                                                                : WGRAD_LOAD_PER_SM_US;
     const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / PEAK_FLOP_PER_SM_US / mma_eff;
