@@ -25,7 +25,7 @@ HEADER_BYTES, ENTRY_BYTES, KEY_BYTES, BLOB_ALIGN = 64, 256, 112, 256
 ARCH = {"sm90a": 1, "sm100a": 2}
 OP = {"fprop": 0, "dgrad": 1, "wgrad": 2}
 DTYPE = {"f16": 1, "bf16": 2, "tf32": 3, "f32": 4, "e4m3": 5, "e5m2": 6}
-SCHEDULE = {"coop": 1, "pingpong": 2, "1sm": 3, "2sm": 4, "swap": 5}
+SCHEDULE = {"coop": 1, "pingpong": 2, "1sm": 3, "2sm": 4, "swap": 5, "halo": 6}
 
 
 def kernel_abi() -> int:

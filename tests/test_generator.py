@@ -309,7 +309,7 @@ class Validity(unittest.TestCase):
         # is_valid guards future axis values): every valid key's boxes are whole atoms.
         for k in space.product(arch=("sm90a",), op=("fprop",), dims=(2,),
                                 dtypes=[("bf16", "bf16", "f32", "bf16")], stages=(3,)):
-            if space.is_valid(k)[0]:
+            if space.is_valid(k)[0] and not space.halo_tiles(k):   # halo: A boxes are input tiles
                 c = space.derive(k)
                 self.assertEqual(c.a_box_rows * k.cluster_n, k.tile_m)
                 self.assertEqual(c.b_box_rows * k.cluster_m, k.tile_n)
@@ -377,7 +377,7 @@ class Validity(unittest.TestCase):
 
     def test_unimplemented_arch_op_schedule(self):
         self.assertInvalid(variant(BF16, arch="sm100a"), "sm100a kernels are 1sm or 2sm")   # tests/test_sm100.py
-        self.assertInvalid(variant(BF16, schedule="2sm"), "schedule 2sm: coop, pingpong or swap")
+        self.assertInvalid(variant(BF16, schedule="2sm"), "schedule 2sm: coop, pingpong, swap or halo")
         self.assertInvalid(variant(BF16, arch="sm80"), "unknown arch sm80")
         self.assertValid(variant(BF16, op="dgrad"))
         self.assertValid(variant(BF16, op="wgrad"))
@@ -396,6 +396,35 @@ class Validity(unittest.TestCase):
         # A whole 128x256 tile is 256 accumulators per thread: over the budget for one warpgroup.
         self.assertInvalid(variant(BF16, schedule="pingpong", tile_n=256), "register budget: 256")
         self.assertValid(variant(BF16, schedule="pingpong", tile_m=64, tile_n=256))
+
+    def test_halo_tiles_are_blocks_of_output_rows(self):
+        k = variant(BF16, schedule="halo", tile_m=224, tile_n=64, stages=8)
+        self.assertValid(k)
+        c = space.derive(k)
+        # swap's warpgroups: one m64 atom of filters, wgmma N = the block's 224 pixels (28 rows x 8).
+        self.assertEqual((c.split, c.wg_m, c.wg_n, c.atoms, c.acc_regs), ("none", 224, 64, 1, 112))
+        self.assertTrue(space.halo_tiles(k) and space.swaps_operands(k))
+        self.assertFalse(space.splits_k(k))
+        # No A stages: two input tiles of 30 rows x 10 pixels x 128 B (37.5 KiB, whole 1 KiB atoms).
+        self.assertEqual(c.a_stage_bytes, 0)
+        self.assertEqual(space.halo_buffer_bytes(k), 38 * 1024)
+        self.assertEqual((c.a_box_rows, c.a_box_cols, c.y_box_rows, c.y_box_cols), (30, 64, 32, 64))
+        self.assertEqual(c.smem_bytes, 8 * 8192 + 2 * 38 * 1024 + 2 * 2 * 32 * 128 + (2 * 8 + 2 * 2) * 8 + 1024)
+        self.assertEqual(space.derive(variant(BF16, schedule="halo", tile_m=256, tile_n=128, stages=6)).empty_arrivals, 2)
+        src = render.render(k)
+        self.assertIn("m64n224k16", src)
+        self.assertIn("cvc_desc_kmajor_sw128_sbo(x_base + 32 * k, HALO_W * ROW_BYTES)", src)
+        self.assertIn("cvc_tma_store_4d(tmap_y, dst, col_tile, blk.w0, h0, blk.img)", src)
+        self.assertNotIn("cvc_tma_im2col", src)   # one tiled box per input tile
+        self.assertInvalid(variant(BF16, schedule="halo", tile_m=200, tile_n=64),
+                           "schedule halo: tile N 64 or 128 (an m64 atom of filters per warpgroup) and tile M")
+        self.assertInvalid(variant(BF16, schedule="halo", tile_m=224, tile_n=256), "schedule halo: tile N 64 or 128")
+        self.assertInvalid(variant(BF16, schedule="halo", tile_m=224, tile_n=64, dims=3), "schedule halo: 2D fprop")
+        self.assertInvalid(variant(BF16, schedule="halo", tile_m=224, tile_n=64, op="dgrad"), "schedule halo: 2D fprop")
+        self.assertInvalid(variant(BF16, schedule="halo", tile_m=224, tile_n=64, out="f32"), "schedule halo: 2D fprop")
+        self.assertInvalid(variant(BF16, schedule="halo", tile_m=224, tile_n=64, tile_k=128), "schedule halo: tile K")
+        self.assertInvalid(variant(BF16, schedule="halo", tile_m=224, tile_n=64, cluster_m=2), "1x1 only")
+        self.assertInvalid(variant(BF16, schedule="halo", tile_m=256, tile_n=128, stages=8), "input tiles")
 
     def test_swap_transposes_a_tile_of_64_filters(self):
         k = variant(BF16, schedule="swap", tile_m=256, tile_n=64)

@@ -17,6 +17,9 @@
  *  - fprop: 1D/2D/3D; padding, asymmetric padding, stride 2..8, dilation
  *    2..3, M and N not multiples of the tile, C not a multiple of the K tile,
  *    tiny and large, a residual with alpha/beta, fused bias and ReLU/GELU/SiLU.
+ *    Halo kernels run the unit-stride problems whose filters reach at most 2
+ *    pixels past an output block; the others they must refuse with the
+ *    rule's reason (counted, by design).
  *  - dgrad (dx from dy and w): unit stride and strides 2, 3, 8 (per stride
  *    phase, including phases no filter tap reaches and W < stride), odd sizes, M = N*D*H*W and N = C tails, C and K multiples of 8 but not
  *    of 64, asymmetric padding, dilation 1..3, 1..7 taps, even taps, large
@@ -99,6 +102,10 @@ static const shape shapes_2d[] = {
     {1, 1, 13, 7, 32, 200, 1, 1, 1, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_SILU},
     /* few tiles, long K: split-K (f32 slices, KEY_reduce with bias, residual and GELU) */
     P2(2, 8, 8, 2560, 1280, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),
+    /* halo kernels: a 2x2 filter at dilation 2 (their largest reach), part-blocks of rows and columns
+     * with bias, SiLU and a residual */
+    P2(2, 13, 12, 32, 64, 2, 2, 1, 1, 1, 1, 1, 1, 2, 2),
+    {3, 1, 45, 37, 64, 64, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.5f, 1, CONVCAT_ACT_SILU},
     {2, 1, 8, 8, 1024, 640, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 1, CONVCAT_ACT_GELU},
 };
 
@@ -483,6 +490,7 @@ static const shape autotune_shapes[3][3] = {
 static const convcat_catalog *catalog;
 static unsigned base_seed;
 static long long runs, failures, by_design;   /* by_design: strided problems a kernel's rules refuse by design */
+static long long halo_by_design;   /* strides and wide filters halo kernels refuse (their input tile's reach) */
 static long long raster_runs;   /* runs with CONVCAT_RASTER_BAND=3 */
 static long long chained_runs;  /* fprop pairs run back to back, the second reading the first's output */
 static long long grouped_runs, grouped_by_design;   /* grouped wgrad: run, refused by kernels not made for it */
@@ -523,6 +531,12 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
     if (convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK && e->op == CONVCAT_DGRAD && strided &&
         strstr(why, "no room for the strided")) {
         ++by_design;   /* 128-accumulator dgrad kernels run unit stride only (the rules say so) */
+        return 0;
+    }
+    if (convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK && e->schedule == CONVCAT_HALO &&
+        (strstr(why, "a halo kernel reads each output block's input pixels as one tile") ||
+         strstr(why, "a halo kernel's input tile reaches"))) {
+        ++halo_by_design;   /* halo kernels: unit stride, filters reaching 2 pixels past a block */
         return 0;
     }
     if (p.groups > 1 && convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK &&
@@ -849,9 +863,10 @@ int main(int argc, char **argv)
     printf("\n%zu kernels (%zu fprop, %zu dgrad, %zu wgrad), %lld problem runs, %lld failed runs, %u failed tests"
            " (%lld strided dgrad problems refused by design: 128-accumulator kernels)\n"
            "raster bands of 3 tile rows: %lld of those runs; chained fprop pairs: %lld\n"
-           "grouped wgrad: %lld runs, %lld problems refused by design (kernels of tile M != N or cluster M > 1)\n",
+           "grouped wgrad: %lld runs, %lld problems refused by design (kernels of tile M != N or cluster M > 1)\n"
+           "halo kernels: %lld problems refused by design (strided, or filters reaching past the input tile)\n",
            registered, per_op[0], per_op[1], per_op[2], runs, failures, failed, by_design, raster_runs, chained_runs,
-           grouped_runs, grouped_by_design);
+           grouped_runs, grouped_by_design, halo_by_design);
     CU_cleanup_registry();
     convcat_close(cat);
     return failed || registered == 0 ? 1 : 0;

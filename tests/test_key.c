@@ -162,7 +162,7 @@ static void test_every_enumerated_value_round_trips(void)
         for (int op = CONVCAT_FPROP; op <= CONVCAT_WGRAD; ++op)
             for (int dims = 1; dims <= 3; ++dims)
                 for (int t = CONVCAT_F16; t <= CONVCAT_E5M2; ++t)
-                    for (int sched = CONVCAT_COOP; sched <= CONVCAT_SWAP; ++sched)
+                    for (int sched = CONVCAT_COOP; sched <= CONVCAT_HALO; ++sched)
                         for (int pos = 0; pos < 4; ++pos) {
                             cvc_key k = {.arch = arch, .op = op, .dims = dims, .a = CONVCAT_BF16,
                                          .b = CONVCAT_BF16, .acc = CONVCAT_F32, .out = CONVCAT_BF16,
@@ -178,7 +178,7 @@ static void test_every_enumerated_value_round_trips(void)
                             CU_ASSERT_TRUE(ok && memcmp(&back, &k, sizeof k) == 0);
                             ++checked;
                         }
-    CU_ASSERT_EQUAL(checked, 2 * 3 * 3 * 6 * 5 * 4);
+    CU_ASSERT_EQUAL(checked, 2 * 3 * 3 * 6 * 6 * 4);
 }
 
 static void test_parse_refuses_null_and_overlong_text(void)
@@ -279,7 +279,8 @@ static void test_names_cover_exactly_the_enums(void)
     CU_ASSERT_STRING_EQUAL(convcat_schedule_name(CONVCAT_1SM), "1sm");
     CU_ASSERT_STRING_EQUAL(convcat_schedule_name(CONVCAT_2SM), "2sm");
     CU_ASSERT_STRING_EQUAL(convcat_schedule_name(CONVCAT_SWAP), "swap");
-    CU_ASSERT_PTR_NULL(convcat_schedule_name((convcat_schedule)6));
+    CU_ASSERT_STRING_EQUAL(convcat_schedule_name(CONVCAT_HALO), "halo");
+    CU_ASSERT_PTR_NULL(convcat_schedule_name((convcat_schedule)7));
     CU_ASSERT_EQUAL(cvc_dtype_bytes(CONVCAT_F16), 2);
     CU_ASSERT_EQUAL(cvc_dtype_bytes(CONVCAT_BF16), 2);
     CU_ASSERT_EQUAL(cvc_dtype_bytes(CONVCAT_TF32), 4);

@@ -322,6 +322,39 @@ static void test_swap_ranks_ahead_of_its_pingpong_twin(void)
     CU_ASSERT_TRUE(pairs > 0);   /* the ci and default catalogs hold a pair */
 }
 
+/* Where the catalog holds halo kernels, the model ranks one first on ResNet's 3x3 64 -> 64 at
+ * 56 x 56 (one input tile serves all nine taps: 1.3x the best im2col kernel on the H200) and none
+ * first at 7 x 7 (blocks of 8 columns waste most of a 7-pixel row, and there are few). */
+static void test_halo_ranks_first_where_it_wins(void)
+{
+    convcat_candidate *rows = calloc(total, sizeof *rows);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rows);
+    int checked = 0;
+    for (int t = 0; t < 2; ++t) {
+        const convcat_dtype type = t ? CONVCAT_F16 : CONVCAT_BF16;
+        bool has_halo = false;
+        for (size_t i = 0; i < total; ++i)
+            has_halo |= cat->entries[i].k.schedule == CONVCAT_HALO && cat->entries[i].k.a == type;
+        if (!has_halo)
+            continue;
+        convcat_problem p;
+        convcat_problem_init(&p);
+        p.a_type = p.b_type = p.out_type = type;
+        p.n = 256, p.h = 56, p.w = 56, p.c = 64, p.k = 64, p.r = 3, p.s = 3;
+        p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1;
+        size_t count, ok;
+        UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_SM90A, 132, rows, total, &count, &ok), CONVCAT_OK);
+        CU_ASSERT_TRUE(ok > 0 && cat->entries[rows[0].index].k.schedule == CONVCAT_HALO);
+        p.h = p.w = 7, p.c = p.k = 512;
+        UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_SM90A, 132, rows, total, &count, &ok), CONVCAT_OK);
+        CU_ASSERT_TRUE(ok > 0 && cat->entries[rows[0].index].k.schedule != CONVCAT_HALO);
+        ++checked;
+    }
+    free(rows);
+    printf("(%d types with halo kernels) ", checked);
+    CU_ASSERT_TRUE(checked > 0);   /* the ci and default catalogs hold some */
+}
+
 static void test_null_arguments_are_invalid(void)
 {
     const convcat_problem p = problem_2d();
@@ -461,6 +494,7 @@ int main(void)
         {"any SM count", test_any_sm_count},
         {"prediction model is sane", test_prediction_model_is_sane},
         {"swap ranks ahead of its pingpong twin", test_swap_ranks_ahead_of_its_pingpong_twin},
+        {"halo ranks first where it wins", test_halo_ranks_first_where_it_wins},
         {"NULL arguments are invalid", test_null_arguments_are_invalid},
         {"threads share a catalog and keep their own errors", test_threads_share_a_catalog_and_keep_their_own_errors},
         {"plan without a driver is NO_DRIVER", test_plan_without_a_driver_is_no_driver},

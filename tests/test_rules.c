@@ -401,6 +401,30 @@ static void test_grouped_wgrad_kernels(void)
     }
 }
 
+/* Halo kernels read one input tile per output block for every tap: unit stride, and
+ * filters reaching at most CVC_HALO_REACH pixels past the block (3x3, or 2x2 at
+ * dilation 2, or 1x1). */
+static void test_halo_rules(void)
+{
+    const cvc_entry e = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_224x64x64_s8_c1x1_halo");
+    const convcat_problem p = p2();
+    ACCEPT(e, p);
+    BOTH(e, p, stride[2], 1, 2, "strides (1, 2): a halo kernel");
+    BOTH(e, p, stride[1], 1, 3, "at unit stride only");
+    BOTH(e, p, dilation[1], 1, 2, "reaches 4 x 2 pixels past an output block");
+    BOTH(e, p, s, 3, 5, "filter 3x5 at dilation (1, 1) reaches 2 x 4 pixels");
+    convcat_problem q = p;
+    q.r = q.s = 2, q.dilation[1] = q.dilation[2] = 2;   /* reach 2 */
+    ACCEPT(e, q);
+    q.r = q.s = 1, q.pad_lo[1] = q.pad_lo[2] = q.pad_hi[1] = q.pad_hi[2] = 0;
+    ACCEPT(e, q);
+    /* Other kernels take strided problems. */
+    const cvc_entry swap = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_256x64x64_s5_c1x1_swap");
+    q = p;
+    q.stride[1] = q.stride[2] = 2;
+    ACCEPT(swap, q);
+}
+
 static void test_traversal_stride_at_most_8(void)
 {
     const cvc_entry e2 = unit_entry(E2_KEY), e1 = unit_entry(E1_KEY), e3 = unit_entry(E3_KEY);
@@ -855,6 +879,7 @@ int main(void)
         {"fprop groups are refused", test_fprop_groups_are_refused},
         {"grouped wgrad vectors", test_grouped_wgrad_vectors},
         {"grouped wgrad kernels", test_grouped_wgrad_kernels},
+        {"halo rules", test_halo_rules},
         {"traversal stride at most 8", test_traversal_stride_at_most_8},
         {"channels must fill 16-byte rows", test_channels_must_fill_16_byte_rows},
         {"output channels multiple of 8", test_output_channels_multiple_of_8},

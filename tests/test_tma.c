@@ -409,6 +409,44 @@ static void test_fprop_2d_descriptors(void)
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b, NULL, 0));
 }
 
+/* Schedule halo: A is x as a tiled (C, W, H, N) map whose box is one output block's
+ * input tile (tile M / 8 + 2 rows of 8 + 2 pixels, one image), and the output a
+ * (K, Q, P, N) map whose box is one epilogue chunk (32 pixels: 4 rows of 8). */
+static void test_halo_descriptors(void)
+{
+    const cvc_entry e = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_224x64x64_s8_c1x1_halo");
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.n = 3, p.h = 56, p.w = 54, p.c = 72, p.k = 136, p.r = 3, p.s = 3;
+    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1;
+    cvc_operand_desc a, b;
+    cvc_tma_operands(&e, &p, &a, &b);
+    CU_ASSERT_FALSE(a.im2col);
+    CU_ASSERT_FALSE(b.im2col);
+    CU_ASSERT_EQUAL(a.t.rank, 4);
+    ASSERT_U64S(a.t.dims, 72, 54, 56, 3);            /* C, W, H, N */
+    ASSERT_U64S(a.t.strides, 144, 144 * 54, 144 * 54 * 56);
+    ASSERT_U64S(a.t.box, 64, 10, 30, 1);             /* 28 rows x 8 columns, 2 more each way */
+    ASSERT_U64S(a.t.elem_strides, 1, 1, 1, 1);
+    CU_ASSERT_EQUAL(a.t.swizzle_bytes, 128);
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&a.t, NULL, 0));
+    ASSERT_U64S(b.t.dims, 72, 3, 3, 136);            /* C, S, R, K */
+    ASSERT_U64S(b.t.box, 64, 1, 1, 64);
+    cvc_tiled_desc y;
+    cvc_tma_output(&e, &p, 1, &y);
+    CU_ASSERT_EQUAL(y.rank, 4);
+    ASSERT_U64S(y.dims, 136, 54, 56, 3);             /* K, Q, P, N */
+    ASSERT_U64S(y.box, 64, 8, 4, 1);
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
+    /* The persistent grid walks every image's blocks: 2 of 28 rows x 7 of 8 columns. */
+    cvc_gemm g;
+    CU_ASSERT_EQUAL(cvc_problem_gemm(&p, &g, NULL, 0), CONVCAT_OK);
+    int64_t tm, tn;
+    cvc_cluster_tiles(&e, &p, &g, &tm, &tn);
+    CU_ASSERT_EQUAL(tm, 3 * 2 * 7);
+    CU_ASSERT_EQUAL(tn, 3);
+}
+
 /* Tile K 128 (f16/bf16): a K-major operand arrives as two loads a stage, one per
  * 128-byte span of K (channels c.. and c + 64..), so its boxes stay 64 channels
  * wide; MN-major ones get 128 K rows per 64-wide column (a slice per cluster CTA). */
@@ -881,6 +919,7 @@ int main(void)
         {"fprop 1D descriptors", test_fprop_1d_descriptors},
         {"fprop 2D descriptors", test_fprop_2d_descriptors},
         {"tile K 128 descriptors", test_tile_k_128_descriptors},
+        {"halo descriptors", test_halo_descriptors},
         {"fprop 3D descriptors", test_fprop_3d_descriptors},
         {"fprop element sizes", test_fprop_element_sizes},
         {"dgrad 2D descriptors", test_dgrad_2d_descriptors},

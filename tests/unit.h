@@ -157,6 +157,8 @@ static inline cvc_entry unit_entry(const char *key)
         int b_rows = mn_b ? e.k.tile_k / cm : e.k.tile_n / cm;
         if (mn_b && e.k.schedule == CONVCAT_2SM)   /* sm100.boxes: all K rows of a pair's half of N */
             b_rows = e.k.tile_k;
+        if (e.k.schedule == CONVCAT_HALO)   /* space.derive: the input tile's rows */
+            a_rows = e.k.tile_m / CVC_HALO_COLS + CVC_HALO_REACH;
         *(fb ? &e.fb_a_box_rows : &e.a_box_rows) = a_rows;
         *(fb ? &e.fb_b_box_rows : &e.b_box_rows) = b_rows;
     }
@@ -164,7 +166,7 @@ static inline cvc_entry unit_entry(const char *key)
      * is not whole 128-byte spans (tile N 160 of f16/bf16). */
     const int ob = e.k.out == CONVCAT_F32 ? 4 : 2;
     const bool sm90 = e.k.arch == CONVCAT_ARCH_SM90A;
-    e.y_box_rows = 64;
+    e.y_box_rows = e.k.schedule == CONVCAT_HALO ? 32 : 64;   /* halo: space.HALO_Y_ROWS */
     e.y_box_cols = (sm90 && cvc_sm90_wg_n(&e.k) * ob % 128 ? 64 : 128) / ob;
     e.swizzle_bytes = 128;
     return e;

@@ -63,7 +63,8 @@ def context(key: space.Key) -> dict:
     smem_transpose = space.transposes_stages(key)
     if smem_transpose:   # tf32 wgrad: TMA writes MN-major stages, wgmma reads their K-major copies
         mn_a = mn_b = False
-    swap = space.swaps_operands(key)
+    swap = space.swaps_operands(key)   # swap and halo
+    halo = space.halo_tiles(key)
     mma_n = key.tile_m if swap else cfg.wg_n   # swap: wgmma N runs over the tile's pixels
     asm, outs = wgmma_instruction(mma_n, key.a, mn_a, mn_b)
     k_spans = space.k_spans(key)   # the template spells out one or two spans (tf32: one)
@@ -78,7 +79,9 @@ def context(key: space.Key) -> dict:
     b_mask = (1 << key.cluster_m) - 1 if key.cluster_m > 1 else 0
     return dict(
         banner=BANNER.format(template_name(key)), key=key.name(), op=key.op, dims=key.dims,
-        mn_a=mn_a, mn_b=mn_b, scatter=scatter, swap=swap,
+        mn_a=mn_a, mn_b=mn_b, scatter=scatter, swap=swap, halo=halo,
+        halo_cols=space.HALO_COLS, halo_w=space.HALO_COLS + space.HALO_REACH, halo_h=cfg.a_box_rows,
+        halo_bufs=space.HALO_BUFS, halo_buf=space.halo_buffer_bytes(key) if halo else 0,
         transpose=space.transposes_filter(key), splits=space.splits_k(key), grouped=grouped,
         smem_transpose=smem_transpose, scratch_bytes=cfg.scratch_bytes,
         col_ch=space.SWIZZLE_BYTES // space.ELEM_BYTES[key.a],

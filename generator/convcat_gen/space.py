@@ -19,7 +19,8 @@ ARCHES = ("sm90a", "sm100a")
 OPS = ("fprop", "dgrad", "wgrad")
 DIMS = (1, 2, 3)
 DTYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2")
-SCHEDULES = ("coop", "pingpong", "1sm", "2sm", "swap")   # sm90a: coop, pingpong, swap; sm100a: 1sm, 2sm (sm100.py)
+SCHEDULES = ("coop", "pingpong", "1sm", "2sm", "swap", "halo")   # sm90a: coop, pingpong, swap, halo;
+                                                                 # sm100a: 1sm, 2sm (sm100.py)
 TILE_MN = (64, 128, 160, 192, 256)
 TILE_K = (32, 64, 128)
 STAGES = tuple(range(2, 9))
@@ -42,7 +43,16 @@ SM90_CONSUMERS = 2
 SM90_PRODUCER_REGS = 56
 SM90_CONSUMER_REGS = 224
 SM90_ACC_REG_BUDGET = 128
-EPI_ROWS = 64                # rows of one epilogue store box (one m64 atom)    # f32 accumulators per consumer thread; the rest is addressing + epilogue
+EPI_ROWS = 64                # rows of one epilogue store box (one m64 atom)
+# Schedule halo (halo_tiles): a tile is a block of output rows x HALO_COLS
+# columns, and the kernel loads the block's input pixels once per channel block
+# with HALO_REACH more rows and columns (the filter taps' reach: 3x3 at
+# dilation 1), HALO_BUFS such tiles in flight; its epilogue chunks are
+# HALO_Y_ROWS pixels (HALO_Y_ROWS / HALO_COLS output rows).
+HALO_COLS = 8
+HALO_REACH = 2
+HALO_BUFS = 2
+HALO_Y_ROWS = 32
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -156,9 +166,9 @@ def _sm90_layout(key: Key):
     """Split the CTA tile between the two consumer warpgroups (coop), or not (pingpong).
     Swap: 64 filters are one warpgroup's whole tile (in turn, like pingpong); 128 split
     into one m64 atom of filters each (like coop), both over all the tile's pixels."""
-    if key.schedule == "pingpong" or (key.schedule == "swap" and key.tile_n == 64):
+    if key.schedule == "pingpong" or (key.schedule in ("swap", "halo") and key.tile_n == 64):
         return "none", key.tile_m, key.tile_n
-    if key.schedule == "swap":
+    if key.schedule in ("swap", "halo"):
         return "n", key.tile_m, key.tile_n // 2
     if key.tile_m >= 128:
         return "m", key.tile_m // 2, key.tile_n
@@ -171,25 +181,32 @@ def derive(key: Key) -> Config:
         return sm100.derive(key)
     eb = ELEM_BYTES[key.a]
     split, wg_m, wg_n = _sm90_layout(key)
-    a_stage = key.tile_m * key.tile_k * eb
+    halo = halo_tiles(key)
+    # Halo: the A ring is HALO_BUFS input tiles of one channel block each (halo_bytes), not stages.
+    a_stage = 0 if halo else key.tile_m * key.tile_k * eb
     b_stage = key.tile_n * key.tile_k * eb
     acc_regs = (wg_m // 64) * (wg_n // 2) if wg_m >= 64 else 0
+    if swaps_operands(key):   # one m64 atom of filters over all the tile's pixels (wgmma N)
+        acc_regs = key.tile_m // 2
     # full/empty per stage; a scattering dgrad kernel's KEY_strided adds full/free per
     # epilogue buffer and four row tables per consumer (8 bytes a row of its slice:
     # dgrad_scatters, store_scattered).
     strided = 64 + SM90_CONSUMERS * 4 * max(wg_m, 64) * 8 if _sm90_scatters(key, acc_regs) else 0
-    barriers = 2 * key.stages * 8 + strided
+    barriers = 2 * key.stages * 8 + strided + (2 * HALO_BUFS * 8 if halo else 0)
     # Epilogue: each consumer warpgroup stages its output through two
     # 64-row x 128-byte buffers (one filling while TMA stores the other; a
     # chunk of 64-byte rows, y_row_bytes, fills half of one).  Swap kernels
     # take one: their epilogue runs under the other warpgroup's mainloop
     # (pingpong), and the 16 KiB go to a fifth stage of 256x64 (a sixth..eighth of 128x64).
     epi = SM90_CONSUMERS * (1 if key.schedule == "swap" else 2) * EPI_ROWS * SWIZZLE_BYTES
+    if halo:   # two chunk buffers per warpgroup of HALO_Y_ROWS pixels
+        epi = SM90_CONSUMERS * 2 * HALO_Y_ROWS * SWIZZLE_BYTES
     # tf32 wgrad: the consumers transpose each stage into one of two K-major
     # scratch buffers (tile M + tile N rows of 128 bytes each) that wgmma reads.
     scratch = 2 * (key.tile_m + key.tile_n) * SWIZZLE_BYTES if transposes_stages(key) else 0
     # 1024-B alignment slack: SW128 atoms must start on 1024-B boundaries.
-    smem = key.stages * (a_stage + b_stage) + scratch + epi + barriers + 1024
+    halo_ring = HALO_BUFS * halo_buffer_bytes(key) if halo else 0
+    smem = key.stages * (a_stage + b_stage) + halo_ring + scratch + epi + barriers + 1024
     # TMA boxes, one CTA's multicast slice (A is shared along cluster N, B along cluster M).
     # K-major operands (fprop A and B, dgrad A) load a slice of the tile's rows, a
     # 128-byte row of K each (tile K 128 of f16/bf16: two such loads per stage, one
@@ -202,6 +219,8 @@ def derive(key: Key) -> Config:
         b_rows, b_cols = key.tile_k // key.cluster_m, swz
     if key.op == "wgrad":
         a_rows, a_cols = key.tile_k // key.cluster_n, swz
+    if halo:   # rows of the input tile (its columns: HALO_COLS + HALO_REACH)
+        a_rows = key.tile_m // HALO_COLS + HALO_REACH
     # The wgrad producer splits a pixel index into (n, z, p, q) every stage and
     # keeps per-column channels and im2col offsets: with 56 registers it spills
     # (ptxas), so it gets 64 and the consumers 216 (64*128 + 216*256 = 63488).
@@ -209,14 +228,14 @@ def derive(key: Key) -> Config:
     return Config(
         key=key, threads=SM90_THREADS, consumers=SM90_CONSUMERS,
         wg_m=wg_m, wg_n=wg_n, split=split,
-        atoms=wg_n // 64 if key.schedule == "swap" else max(wg_m // 64, 1),
+        atoms=wg_n // 64 if key.schedule in ("swap", "halo") else max(wg_m // 64, 1),
         acc_regs=acc_regs,
         k_steps=key.tile_k * eb // 32,   # one wgmma takes 32 bytes of K: k16 of f16/bf16, k8 of tf32
         a_stage_bytes=a_stage, b_stage_bytes=b_stage, smem_bytes=smem,
         a_box_rows=a_rows, a_box_cols=a_cols, b_box_rows=b_rows, b_box_cols=b_cols,
-        y_box_rows=EPI_ROWS, y_box_cols=y_row_bytes(key, wg_n) // ELEM_BYTES[key.out], epi_bytes=epi,
+        y_box_rows=HALO_Y_ROWS if halo else EPI_ROWS, y_box_cols=y_row_bytes(key, wg_n) // ELEM_BYTES[key.out], epi_bytes=epi,
         scratch_bytes=scratch,
-        # coop: both consumers release each stage; pingpong: the one whose tile it is.
+        # coop: both consumers release each stage (and halo tile); pingpong: the one whose tile it is.
         empty_arrivals=(1 if split == "none" else SM90_CONSUMERS) * (key.cluster_m + key.cluster_n - 1),
         producer_regs=prod, consumer_regs=cons)
 
@@ -257,7 +276,7 @@ def splits_k(key: Key) -> bool:
     """
     if key.arch != "sm90a":
         return key.op == "wgrad"
-    if key.schedule == "swap":
+    if key.schedule in ("swap", "halo"):
         return False   # its transposing epilogue stores 16-bit outputs only, no f32 partial sums
     return key.op == "wgrad" or (key.op == "fprop" and derive(key).acc_regs < SM90_ACC_REG_BUDGET)
 
@@ -277,7 +296,35 @@ def swaps_operands(key: Key) -> bool:
     (filter, pixel): the epilogue transposes them with stmatrix .trans into
     the usual (pixel, channel) chunk.
     """
-    return key.arch == "sm90a" and key.schedule == "swap"
+    return key.arch == "sm90a" and key.schedule in ("swap", "halo")
+
+
+def halo_tiles(key: Key) -> bool:
+    """sm90a schedule "halo": swap's warpgroups and epilogue, on tiles of
+    output rows instead of runs of pixels.
+
+    A tile is a block of tile_m / HALO_COLS output rows by HALO_COLS columns of
+    one image (w fastest).  Per channel block the producer loads the block's
+    input pixels once, with HALO_REACH more rows and columns, by one tiled TMA
+    box (padding and the image's edges are zero-filled), and per filter tap
+    one stage of filters; each tap's wgmma reads the same input tile at the
+    tap's offset: its N operand is HALO_COLS-pixel core groups one input row
+    (HALO_COLS + HALO_REACH pixels of 128 bytes) apart, the descriptor's SBO.
+    An im2col kernel reads every input pixel once per tap (nine times for a
+    3x3 filter) through L2; this one once per block, plus the halo.  Unit
+    stride, filters reaching at most HALO_REACH pixels past a block (3x3 at
+    dilation 1, or smaller): runtime/src/problem.c refuses the others.  Output
+    chunks are HALO_Y_ROWS pixels stored by a 4D box (channels, HALO_COLS
+    columns, rows, one image), so the block's rows past the output are dropped.
+    """
+    return key.arch == "sm90a" and key.schedule == "halo"
+
+
+def halo_buffer_bytes(key: Key) -> int:
+    """Shared memory of one halo input tile: (rows + reach) x (HALO_COLS + reach)
+    pixels of one 128-byte channel block, rounded up to the 1024-byte swizzle atom."""
+    rows = key.tile_m // HALO_COLS + HALO_REACH
+    return -(-rows * (HALO_COLS + HALO_REACH) * SWIZZLE_BYTES // 1024) * 1024
 
 
 GROUP_CHANNELS = (8, 16, 32, 64)   # channels per group c = C / groups a grouped wgrad takes
@@ -392,8 +439,8 @@ def _why_invalid(key: Key) -> str | None:
     if k.a != "tf32" and k.out not in (k.a, "f32"):
         return f"output {k.out}: an {k.a} kernel writes {k.a} or f32"
     # schedule
-    if k.schedule not in ("coop", "pingpong", "swap"):
-        return f"schedule {k.schedule}: coop, pingpong or swap"
+    if k.schedule not in ("coop", "pingpong", "swap", "halo"):
+        return f"schedule {k.schedule}: coop, pingpong, swap or halo"
     if k.schedule == "swap":
         if k.op != "fprop" or k.a == "tf32" or k.out != k.a:
             return (f"schedule swap: fprop of f16/bf16 to the same type only (its epilogue transposes "
@@ -401,6 +448,20 @@ def _why_invalid(key: Key) -> str | None:
         if k.tile_n not in (64, 128) or k.tile_m not in (128, 192, 256):
             return (f"schedule swap: tile N 64 or 128 (an m64 atom of filters per warpgroup) and tile M "
                     f"128, 192 or 256 (the pixels, wgmma N); this is {k.tile_m}x{k.tile_n}")
+    if k.schedule == "halo":
+        if k.op != "fprop" or k.dims != 2 or k.a == "tf32" or k.out != k.a:
+            return (f"schedule halo: 2D fprop of f16/bf16 to the same type only (swap's transposing "
+                    f"epilogue, 2D output blocks; this is {k.dims}D {k.op} {k.a} -> {k.out})")
+        rows_per_chunk = HALO_Y_ROWS // HALO_COLS
+        if (k.tile_n not in (64, 128) or k.tile_m % (HALO_COLS * rows_per_chunk) or
+                not 64 <= k.tile_m <= 256):
+            return (f"schedule halo: tile N 64 or 128 (an m64 atom of filters per warpgroup) and tile M "
+                    f"64..256 pixels in whole epilogue chunks of {rows_per_chunk} rows x {HALO_COLS} columns "
+                    f"(a multiple of {HALO_COLS * rows_per_chunk}); this is {k.tile_m}x{k.tile_n}")
+        if k.tile_k * ELEM_BYTES[k.a] != SWIZZLE_BYTES:
+            return f"schedule halo: tile K {k.tile_k}: one 128-byte channel block per input tile"
+        if (k.cluster_m, k.cluster_n) != (1, 1):
+            return f"schedule halo: cluster {k.cluster_m}x{k.cluster_n}: 1x1 only (no multicast of input tiles)"
     if transposes_stages(k) and k.schedule != "coop":
         return ("schedule pingpong for tf32 wgrad: both consumer warpgroups share each stage's copy into the "
                 "K-major scratch (tf32 wgmma reads K-major operands only), which needs the coop schedule")
@@ -414,7 +475,7 @@ def _why_invalid(key: Key) -> str | None:
     if k.tile_k * eb not in (SWIZZLE_BYTES, 2 * SWIZZLE_BYTES):
         return (f"tile K {k.tile_k}: one stage holds one or two 128-byte swizzle rows of K "
                 f"({SWIZZLE_BYTES // eb} or {2 * SWIZZLE_BYTES // eb} {k.a} elements)")
-    if k.tile_m not in (64, 128, 256) and k.schedule != "swap":
+    if k.tile_m not in (64, 128, 256) and k.schedule not in ("swap", "halo"):
         return f"tile M {k.tile_m}: 64, 128 or 256 (m64 wgmma atoms, split over two warpgroups)"
     if k.tile_n not in (64, 128, 160, 192, 256):
         return f"tile N {k.tile_n}: 64, 128, 160, 192 or 256"
@@ -422,7 +483,7 @@ def _why_invalid(key: Key) -> str | None:
     split = cfg.split
     if cfg.wg_n % 8 or cfg.wg_n > 256 or cfg.wg_n < 8:
         return f"warpgroup N {cfg.wg_n}: wgmma N must be a multiple of 8 in 8..256"
-    if cfg.wg_m % 64:
+    if cfg.wg_m % (8 if swaps_operands(k) else 64):   # swap: the pixels are wgmma N
         return f"warpgroup M {cfg.wg_m}: wgmma M atoms are 64 rows"
     ta, tb = mn_major(k)
     if tb and cfg.wg_n % (SWIZZLE_BYTES // eb):
@@ -463,6 +524,8 @@ def _why_invalid(key: Key) -> str | None:
     limit = SMEM_OPTIN_BYTES[k.arch]
     if cfg.smem_bytes > limit:
         scratch = f"+ {cfg.scratch_bytes // 1024} KiB transpose scratch " if cfg.scratch_bytes else ""
+        if halo_tiles(k):
+            scratch += f"+ {HALO_BUFS} x {halo_buffer_bytes(k) // 1024} KiB input tiles "
         return (f"shared memory: {k.stages} stages x {(cfg.a_stage_bytes + cfg.b_stage_bytes) // 1024} KiB "
                 f"{scratch}+ {cfg.epi_bytes // 1024} KiB epilogue + barriers = {cfg.smem_bytes} B > {limit} B")
     # cluster and TMA boxes
@@ -470,7 +533,7 @@ def _why_invalid(key: Key) -> str | None:
         return f"cluster {k.cluster_m}x{k.cluster_n}: 1x1, 2x1, 1x2 or 2x2"
     a_rows = k.tile_k if ta else k.tile_m
     b_rows = k.tile_k if tb else k.tile_n
-    if a_rows % k.cluster_n or cfg.a_box_rows % 8:
+    if not halo_tiles(k) and (a_rows % k.cluster_n or cfg.a_box_rows % 8):
         return (f"cluster {k.cluster_m}x{k.cluster_n}: A multicast slices of {a_rows}/{k.cluster_n} "
                 "rows must be whole 8-row swizzle atoms")
     if b_rows % k.cluster_m or cfg.b_box_rows % 8:

@@ -65,14 +65,17 @@ typedef enum convcat_dtype {
 
 typedef enum convcat_arch { CONVCAT_ARCH_ANY = 0, CONVCAT_ARCH_SM90A = 1, CONVCAT_ARCH_SM100A = 2 } convcat_arch;
 
-/** sm90a: coop, pingpong, swap (warpgroup schedules; swap is pingpong with wgmma's operands swapped,
- *  M = the tile's 64 filters, N = its pixels); sm100a: 1sm, 2sm (tcgen05.mma CTA group). */
+/** sm90a: coop, pingpong, swap, halo (warpgroup schedules; swap is pingpong with wgmma's operands
+ *  swapped, M = the tile's 64 filters, N = its pixels; halo is swap on tiles of output rows x 8 columns
+ *  whose input pixels load once per channel block, for all filter taps: 2D, unit stride, filters
+ *  reaching at most 2 pixels past a block); sm100a: 1sm, 2sm (tcgen05.mma CTA group). */
 typedef enum convcat_schedule {
     CONVCAT_COOP = 1,
     CONVCAT_PINGPONG = 2,
     CONVCAT_1SM = 3,
     CONVCAT_2SM = 4,
-    CONVCAT_SWAP = 5
+    CONVCAT_SWAP = 5,
+    CONVCAT_HALO = 6
 } convcat_schedule;
 
 typedef enum convcat_mode {

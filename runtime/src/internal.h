@@ -157,11 +157,24 @@ static inline int64_t cvc_tiles_n(const cvc_entry *e, const convcat_problem *p, 
     return cvc_ceil_div(g->n, e->k.tile_n);
 }
 
+/* Schedule halo (space.halo_tiles): a tile is tile_m / CVC_HALO_COLS output rows x CVC_HALO_COLS
+ * columns of one image, and its input tile reaches CVC_HALO_REACH pixels further down and right. */
+#define CVC_HALO_COLS 8
+#define CVC_HALO_REACH 2
+
+/* Tiles along GEMM M: runs of tile_m pixels, or (halo) output blocks of every image. */
+static inline int64_t cvc_tiles_m(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g)
+{
+    if (e->k.schedule == CONVCAT_HALO)
+        return (int64_t)p->n * g->z * cvc_ceil_div(g->p, e->k.tile_m / CVC_HALO_COLS) * cvc_ceil_div(g->q, CVC_HALO_COLS);
+    return cvc_ceil_div(g->m, e->k.tile_m);
+}
+
 /* Cluster tiles along GEMM M and N: what the persistent grid walks (times wgrad's splits). */
 static inline void cvc_cluster_tiles(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, int64_t *m,
                                      int64_t *n)
 {
-    *m = cvc_ceil_div(cvc_ceil_div(g->m, e->k.tile_m), e->k.cluster_m);
+    *m = cvc_ceil_div(cvc_tiles_m(e, p, g), e->k.cluster_m);
     *n = cvc_ceil_div(cvc_tiles_n(e, p, g), e->k.cluster_n);
 }
 
@@ -231,11 +244,11 @@ static inline bool cvc_transposes_filter(const cvc_key *k)
 
 /* One consumer warpgroup's columns of an sm90a tile, as space.derive splits
  * it: pingpong and coop of tile M >= 128 keep whole rows, coop of tile M 64
- * halves them; swap gives each warpgroup 64 filters (all of tile N 64, half
- * of 128). */
+ * halves them; swap and halo give each warpgroup 64 filters (all of tile N 64,
+ * half of 128). */
 static inline int cvc_sm90_wg_n(const cvc_key *k)
 {
-    if (k->schedule == CONVCAT_SWAP)
+    if (k->schedule == CONVCAT_SWAP || k->schedule == CONVCAT_HALO)
         return 64;
     return k->schedule == CONVCAT_PINGPONG || k->tile_m >= 128 ? k->tile_n : k->tile_n / 2;
 }
@@ -245,20 +258,23 @@ static inline int cvc_sm90_wg_n(const cvc_key *k)
  * keeps every pixel of the tile in each warpgroup). */
 static inline int cvc_sm90_acc_regs(const cvc_key *k)
 {
-    const bool whole_rows = k->schedule == CONVCAT_PINGPONG || k->schedule == CONVCAT_SWAP;
+    if (k->schedule == CONVCAT_SWAP || k->schedule == CONVCAT_HALO)
+        return k->tile_m / 2;   /* one m64 atom of filters over all the tile's pixels (wgmma N) */
+    const bool whole_rows = k->schedule == CONVCAT_PINGPONG;
     const int wg_m = whole_rows ? k->tile_m : k->tile_m >= 128 ? k->tile_m / 2 : k->tile_m;
     return (wg_m / 64) * (cvc_sm90_wg_n(k) / 2);
 }
 
 /* Can the kernel split its K loop (f32 partial sums, KEY_reduce)?  wgrad
  * always; sm90a fprop with fewer than 128 accumulators per thread
- * (space.splits_k: a second epilogue beside 128 spills), but for swap (its
- * transposing epilogue has no f32 form). */
+ * (space.splits_k: a second epilogue beside 128 spills), but for swap and
+ * halo (their transposing epilogue has no f32 form). */
 static inline bool cvc_splits_k(const cvc_key *k)
 {
     if (k->op == CONVCAT_WGRAD)
         return true;
     return k->op == CONVCAT_FPROP && k->arch == CONVCAT_ARCH_SM90A && k->schedule != CONVCAT_SWAP &&
+           k->schedule != CONVCAT_HALO &&
            cvc_sm90_acc_regs(k) < 128;
 }
 

@@ -271,6 +271,16 @@ convcat_status cvc_check_entry(const cvc_entry *e, const convcat_problem *p, cha
         REFUSE("strides (%d, %d, %d): this dgrad kernel's warpgroups hold 128 accumulators and have no room for "
                "the strided (row-scattering) epilogue; kernels of smaller tiles run strided problems",
                p->stride[0], p->stride[1], p->stride[2]);
+    if (k->schedule == CONVCAT_HALO) {   /* one input tile per output block serves every tap */
+        if (p->stride[1] != 1 || p->stride[2] != 1)
+            REFUSE("strides (%d, %d): a halo kernel reads each output block's input pixels as one tile, "
+                   "at unit stride only", p->stride[1], p->stride[2]);
+        const int reach_h = (p->r - 1) * p->dilation[1], reach_w = (p->s - 1) * p->dilation[2];
+        if (reach_h > CVC_HALO_REACH || reach_w > CVC_HALO_REACH)
+            REFUSE("filter %dx%d at dilation (%d, %d) reaches %d x %d pixels past an output block: a halo "
+                   "kernel's input tile reaches %d (3x3 at dilation 1)", p->r, p->s, p->dilation[1],
+                   p->dilation[2], reach_h, reach_w, CVC_HALO_REACH);
+    }
     if (k->op != CONVCAT_FPROP && k->op != CONVCAT_DGRAD && k->op != CONVCAT_WGRAD)
         REFUSE("no %s kernels in this runtime", convcat_op_name(k->op) ? convcat_op_name(k->op) : "such");
     return check_gemm(e, p, &g, why, n);

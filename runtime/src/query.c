@@ -23,6 +23,12 @@
  *    the 192x128 tile where only a 128x256 one's 0.93 set them apart (judged
  *    offline with bench/model_check.py on the seventh session's runs:
  *    resnet50 heuristic / best 0.967 -> 0.978).
+ *  - Halo kernels: a stage is one tap's filters and 1 / (R*S) of the block's
+ *    input tile (which loads once per channel block); their tiles are output
+ *    blocks of every image, part-blocks at its edges counting whole.  Their
+ *    wgmma is as wide as the block's pixels but priced at the full rate: on
+ *    the H200 they ran at 0.74-0.84 of that prediction where the other
+ *    kernels ran at 0.80-0.88 of theirs (eighth session, 3x3 layers).
  *  - wgrad: both operands MN-major, B by im2col at a new pixel split every
  *    stage: a slower operand feed, no 256-wide penalty; its split-K count is
  *    the one this model predicts fastest, plus the reduction's traffic.
@@ -93,13 +99,21 @@ static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *sta
      * split every stage: it feeds slower, and its 256-wide warpgroups lose nothing. */
     /* Swap kernels of 128 filters: the warpgroups' wgmma is as wide as the tile's pixels, and 192
      * or 256 of them are priced as 256 (the one width measured below the peak). */
-    const bool wide = k->schedule == CONVCAT_SWAP && k->tile_n == 128 ? k->tile_m >= 192 : wg_n == 256;
+    const bool wide = k->schedule == CONVCAT_HALO ? false
+                      : k->schedule == CONVCAT_SWAP && k->tile_n == 128 ? k->tile_m >= 192 : wg_n == 256;
     const double mma_eff = wide && !wgrad ? MMA_EFF_N256 : MMA_EFF;
     const double load_rate = !wgrad ? LOAD_BYTES_PER_SM_US : k->tile_m == 64 ? WGRAD_LOAD_64_PER_SM_US
                                                                                : WGRAD_LOAD_PER_SM_US;
     const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / PEAK_FLOP_PER_SM_US / mma_eff;
-    /* The feed: at most load_rate, and at most the stages - 1 in flight per load latency. */
-    const double load_us = fmax((double)(k->tile_m + k->tile_n) * k->tile_k * in_bytes / load_rate,
+    /* The feed: at most load_rate, and at most the stages - 1 in flight per load latency.  Halo: a
+     * stage is one tap's filters, and the block's input tile (HALO_REACH more rows and columns)
+     * loads once per channel block, for all taps. */
+    double stage_bytes = (double)(k->tile_m + k->tile_n) * k->tile_k * in_bytes;
+    if (k->schedule == CONVCAT_HALO)
+        stage_bytes = (double)k->tile_n * k->tile_k * in_bytes +
+                      (double)(k->tile_m / CVC_HALO_COLS + CVC_HALO_REACH) * (CVC_HALO_COLS + CVC_HALO_REACH) *
+                          k->tile_k * in_bytes / ((double)p->r * p->s);
+    const double load_us = fmax(stage_bytes / load_rate,
                                 LOAD_LATENCY_US / (k->stages > 1 ? k->stages - 1 : 1));
     *stage_us = fmax(mma_us, load_us) * (k->stages <= 2 ? 1.25 : k->stages == 3 ? 1.08 : 1.0) *
                 (k->schedule == CONVCAT_SWAP && k->tile_n == 64 ? SWAP_STAGE : 1.0);

@@ -112,6 +112,14 @@ void cvc_tma_operands(const cvc_entry *e, const convcat_problem *p, cvc_operand_
         break;
     }
     default:
+        if (e->k.schedule == CONVCAT_HALO) {   /* x (C, W, H, N): one box is a block's input tile */
+            const uint64_t ext_x[4] = {(uint64_t)p->c, (uint64_t)p->w, (uint64_t)p->h, (uint64_t)p->n};
+            tiled(4, ab, ext_x, (uint32_t)e->a_box_cols, 1, swz, &a->t);
+            a->t.box[1] = CVC_HALO_COLS + CVC_HALO_REACH;
+            a->t.box[2] = (uint32_t)e->a_box_rows;
+            tiled(sp + 2, bb, ext_w, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz, &b->t);
+            break;
+        }
         a->im2col = true;
         im2col(p, ab, p->c, in, lower, upper, reach, step, (uint32_t)e->a_box_cols, (uint32_t)e->a_box_rows, swz,
                &a->i);
@@ -200,7 +208,7 @@ void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, int splits, cv
 {
     cvc_gemm g;
     if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
-        g.m = g.n = g.taps = 0;   /* the validator refuses zero extents */
+        g = (cvc_gemm){0};   /* the validator refuses zero extents */
     const int ob = cvc_dtype_bytes(p->out_type);
     if (e->k.op == CONVCAT_WGRAD) {   /* (C, taps, K[, splits]): a box is one tap (and one slice) deep */
         const bool partial = splits > 1;
@@ -220,6 +228,13 @@ void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, int splits, cv
         const uint64_t ext[3] = {(uint64_t)g.n, (uint64_t)g.m, (uint64_t)splits};
         tiled(3, 4, ext, (uint32_t)(e->swizzle_bytes / 4), 1, e->swizzle_bytes, y);
         y->box[1] = (uint32_t)e->y_box_rows;
+        return;
+    }
+    if (e->k.schedule == CONVCAT_HALO) {   /* y (K, Q, P, N): a chunk is y_box_rows / 8 output rows x 8 columns */
+        const uint64_t ext[4] = {(uint64_t)g.n, (uint64_t)g.q, (uint64_t)g.p, (uint64_t)p->n};
+        tiled(4, ob, ext, (uint32_t)e->y_box_cols, 1, e->swizzle_bytes, y);
+        y->box[1] = CVC_HALO_COLS;
+        y->box[2] = (uint32_t)(e->y_box_rows / CVC_HALO_COLS);
         return;
     }
     /* The swizzle span: the entry's, or a chunk row of 64 bytes (sm90a tile N 160 of f16/bf16). */

@@ -50,6 +50,16 @@ CVC_DEV uint64_t cvc_desc_kmajor_sw128(uint32_t smem_addr)
            ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
 }
 
+/* The same with SBO `sbo` bytes between 8-row groups (schedule halo: 8-pixel
+ * groups one input row apart, HALO_W x 128 B).  The swizzle is a function of
+ * the absolute shared-memory address (PTX_NOTES.md), so a start address at any
+ * 128-byte row of a 1024-B aligned tile reads the rows TMA swizzled there. */
+CVC_DEV uint64_t cvc_desc_kmajor_sw128_sbo(uint32_t smem_addr, uint32_t sbo)
+{
+    return (uint64_t)((smem_addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) |
+           ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | ((uint64_t)1 << 62);
+}
+
 /* MN-major (transposed; f16/bf16 only), 128-byte swizzle: the tile is stored
  * as columns 64 elements wide (one TMA box each, `col_bytes` apart: LBO), each
  * a stack of 128-byte K rows; SBO = 1024 B between 8-row groups along K.  One
