@@ -5,7 +5,8 @@
  *  - A stage costs the larger of its MMA time (at the measured GEMM peak per
  *    SM; warpgroups 256 wide reach only 0.93 of it) and its operand load time
  *    (~85 GB/s per SM from L2, where small tiles sit, and at most stages - 1
- *    stages in flight per load latency: deeper pipelines feed faster), with a
+ *    stages in flight per load latency: deeper pipelines feed faster; ~120
+ *    GB/s where a filter of several taps re-reads operands that fit in L2), with a
  *    latency factor for shallow pipelines.  A 2-CTA cluster adds a fixed per-stage latency.
  *  - The prologue/epilogue cost grows with the tile's output bytes (staged
  *    through shared memory and stored by TMA).
@@ -58,6 +59,10 @@
                                                      third session's resnet50 runs, no row worse) */
 #define LOAD_BYTES_PER_SM_US 85e3                /* operand bytes per SM per microsecond (100e3 until the
                                                      fourth session: model_check, its final runs) */
+#define LOAD_L2_BYTES_PER_SM_US 120e3            /* ... for filters of several taps whose operands fit in L2
+                                                     (eighth session: model_check on its final runs, sd_unet
+                                                     heuristic / best 0.987 -> 0.995, lowest 0.88 -> 0.92) */
+#define L2_RESIDENT_BYTES 24e6                    /* operands (x and w) that stay in L2: half the H200's 50 MB */
 #define LOAD_LATENCY_US 1.2                       /* a stage's loads, issue to full barrier, under load:
                                                      fitted on the sixth session's 4- to 6-stage runs */
 #define CLUSTER_STAGE_US 0.035                    /* extra per-stage latency of a 2-CTA cluster */
@@ -102,8 +107,13 @@ static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *sta
     const bool wide = k->schedule == CONVCAT_HALO ? false
                       : k->schedule == CONVCAT_SWAP && k->tile_n == 128 ? k->tile_m >= 192 : wg_n == 256;
     const double mma_eff = wide && !wgrad ? MMA_EFF_N256 : MMA_EFF;
-    const double load_rate = !wgrad ? LOAD_BYTES_PER_SM_US : k->tile_m == 64 ? WGRAD_LOAD_64_PER_SM_US
-                                                                               : WGRAD_LOAD_PER_SM_US;
+    /* A filter of several taps reads each input pixel once per tap within a few stages: where both
+     * operands fit in L2, those reads hit and the feed is faster. */
+    const double operand_bytes = (double)p->n * p->d * p->h * p->w * p->c * in_bytes +
+                                 (double)p->k * p->t * p->r * p->s * (p->c / p->groups) * in_bytes;
+    const bool l2_fed = p->t * p->r * p->s > 1 && operand_bytes <= L2_RESIDENT_BYTES;
+    const double load_rate = wgrad ? (k->tile_m == 64 ? WGRAD_LOAD_64_PER_SM_US : WGRAD_LOAD_PER_SM_US)
+                                   : l2_fed ? LOAD_L2_BYTES_PER_SM_US : LOAD_BYTES_PER_SM_US;
     const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / PEAK_FLOP_PER_SM_US / mma_eff;
     /* The feed: at most load_rate, and at most the stages - 1 in flight per load latency.  Halo: a
      * stage is one tap's filters, and the block's input tile (HALO_REACH more rows and columns)
