@@ -29,7 +29,8 @@
  *    blocks of every image, part-blocks at its edges counting whole.  Their
  *    wgmma is as wide as the block's pixels but priced at the full rate: on
  *    the H200 they ran at 0.74-0.84 of that prediction where the other
- *    kernels ran at 0.80-0.88 of theirs (eighth session, 3x3 layers).
+ *    kernels ran at 0.80-0.88 of theirs (eighth session, 3x3 layers), so
+ *    their stage is priced at HALO_STAGE of it.
  *  - wgrad: both operands MN-major, B by im2col at a new pixel split every
  *    stage: a slower operand feed, no 256-wide penalty; its split-K count is
  *    the one this model predicts fastest, plus the reduction's traffic.
@@ -69,6 +70,9 @@
 #define SWAP_STAGE 0.96                           /* a 64-filter swap kernel's stage over its pingpong twin's:
                                                      wgmma reads 40 KiB of shared memory a 256x64x64 stage, not
                                                      64 (H200, seventh session: 0.96 on the 3x3 64 -> 64 layers) */
+#define HALO_STAGE 0.92                           /* a halo kernel's stage over the model's: on the H200 they ran
+                                                     at 0.74-0.84 of their predictions, the others at 0.80-0.88
+                                                     (eighth session; model_check: layers 0.988 -> 0.992) */
 #define EPILOGUE_US_PER_KB 0.035                  /* per KiB of output tile (0.045 until the sixth session's
                                                      plain epilogue: model_check on its runs) */
 #define TILE_FIXED_US 0.3
@@ -126,7 +130,8 @@ static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *sta
     const double load_us = fmax(stage_bytes / load_rate,
                                 LOAD_LATENCY_US / (k->stages > 1 ? k->stages - 1 : 1));
     *stage_us = fmax(mma_us, load_us) * (k->stages <= 2 ? 1.25 : k->stages == 3 ? 1.08 : 1.0) *
-                (k->schedule == CONVCAT_SWAP && k->tile_n == 64 ? SWAP_STAGE : 1.0);
+                (k->schedule == CONVCAT_SWAP && k->tile_n == 64 ? SWAP_STAGE : 1.0) *
+                (k->schedule == CONVCAT_HALO ? HALO_STAGE : 1.0);
     if (k->cluster_m * k->cluster_n > 1)
         *stage_us += CLUSTER_STAGE_US;
     *fixed_us = EPILOGUE_US_PER_KB * k->tile_m * k->tile_n * out_bytes / 1024.0 * segment_cost(k, p) + TILE_FIXED_US;
