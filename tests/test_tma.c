@@ -411,7 +411,7 @@ static void test_fprop_2d_descriptors(void)
 
 /* Schedule halo: A is x as a tiled (C, W, H, N) map whose box is one output block's
  * input tile (tile M / 8 + 2 rows of 8 + 2 pixels, one image), and the output a
- * (K, Q, P, N) map whose box is one epilogue chunk (32 pixels: 4 rows of 8). */
+ * (K, Q, P, N) map whose box is one epilogue chunk (rows of 8 pixels). */
 static void test_halo_descriptors(void)
 {
     const cvc_entry e = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_224x64x64_s8_c1x1_halo");
@@ -436,7 +436,7 @@ static void test_halo_descriptors(void)
     cvc_tma_output(&e, &p, 1, &y);
     CU_ASSERT_EQUAL(y.rank, 4);
     ASSERT_U64S(y.dims, 136, 54, 56, 3);             /* K, Q, P, N */
-    ASSERT_U64S(y.box, 64, 8, 4, 1);
+    ASSERT_U64S(y.box, 64, 8, 14, 1);               /* a chunk: 14 of the block's 28 rows */
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
     /* The persistent grid walks every image's blocks: 2 of 28 rows x 7 of 8 columns. */
     cvc_gemm g;

@@ -166,7 +166,13 @@ static inline cvc_entry unit_entry(const char *key)
      * is not whole 128-byte spans (tile N 160 of f16/bf16). */
     const int ob = e.k.out == CONVCAT_F32 ? 4 : 2;
     const bool sm90 = e.k.arch == CONVCAT_ARCH_SM90A;
-    e.y_box_rows = e.k.schedule == CONVCAT_HALO ? 32 : 64;   /* halo: space.HALO_Y_ROWS */
+    e.y_box_rows = 64;
+    if (e.k.schedule == CONVCAT_HALO)   /* space.halo_chunk_rows: the most rows <= 14 dividing the block's, even */
+        for (int r = 14, rows = e.k.tile_m / CVC_HALO_COLS; r > 0; --r)
+            if (rows % r == 0 && r % 2 == 0) {
+                e.y_box_rows = r * CVC_HALO_COLS;
+                break;
+            }
     e.y_box_cols = (sm90 && cvc_sm90_wg_n(&e.k) * ob % 128 ? 64 : 128) / ob;
     e.swizzle_bytes = 128;
     return e;

@@ -24,6 +24,7 @@ SCHEDULES = ("coop", "pingpong", "1sm", "2sm", "swap", "halo")   # sm90a: coop, 
 TILE_MN = (64, 128, 160, 192, 256)
 TILE_K = (32, 64, 128)
 STAGES = tuple(range(2, 9))
+HALO_STAGES = tuple(range(2, 17))   # halo: a stage is one tap's filters (8-16 KiB), so deeper rings fit
 CLUSTERS = ((1, 1), (2, 1), (1, 2), (2, 2))
 
 ELEM_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "e4m3": 1, "e5m2": 1}
@@ -47,12 +48,12 @@ EPI_ROWS = 64                # rows of one epilogue store box (one m64 atom)
 # Schedule halo (halo_tiles): a tile is a block of output rows x HALO_COLS
 # columns, and the kernel loads the block's input pixels once per channel block
 # with HALO_REACH more rows and columns (the filter taps' reach: 3x3 at
-# dilation 1), HALO_BUFS such tiles in flight; its epilogue chunks are
-# HALO_Y_ROWS pixels (HALO_Y_ROWS / HALO_COLS output rows).
+# dilation 1), HALO_BUFS such tiles in flight; its epilogue chunks are whole
+# output rows of the block, at most HALO_CHUNK_ROWS (halo_chunk_rows).
 HALO_COLS = 8
 HALO_REACH = 2
 HALO_BUFS = 2
-HALO_Y_ROWS = 32
+HALO_CHUNK_ROWS = 14
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -199,8 +200,8 @@ def derive(key: Key) -> Config:
     # take one: their epilogue runs under the other warpgroup's mainloop
     # (pingpong), and the 16 KiB go to a fifth stage of 256x64 (a sixth..eighth of 128x64).
     epi = SM90_CONSUMERS * (1 if key.schedule == "swap" else 2) * EPI_ROWS * SWIZZLE_BYTES
-    if halo:   # two chunk buffers per warpgroup of HALO_Y_ROWS pixels
-        epi = SM90_CONSUMERS * 2 * HALO_Y_ROWS * SWIZZLE_BYTES
+    if halo:   # two chunk buffers per warpgroup, of halo_chunk_rows output rows
+        epi = SM90_CONSUMERS * 2 * halo_chunk_rows(key) * HALO_COLS * SWIZZLE_BYTES
     # tf32 wgrad: the consumers transpose each stage into one of two K-major
     # scratch buffers (tile M + tile N rows of 128 bytes each) that wgmma reads.
     scratch = 2 * (key.tile_m + key.tile_n) * SWIZZLE_BYTES if transposes_stages(key) else 0
@@ -233,7 +234,7 @@ def derive(key: Key) -> Config:
         k_steps=key.tile_k * eb // 32,   # one wgmma takes 32 bytes of K: k16 of f16/bf16, k8 of tf32
         a_stage_bytes=a_stage, b_stage_bytes=b_stage, smem_bytes=smem,
         a_box_rows=a_rows, a_box_cols=a_cols, b_box_rows=b_rows, b_box_cols=b_cols,
-        y_box_rows=HALO_Y_ROWS if halo else EPI_ROWS, y_box_cols=y_row_bytes(key, wg_n) // ELEM_BYTES[key.out], epi_bytes=epi,
+        y_box_rows=halo_chunk_rows(key) * HALO_COLS if halo else EPI_ROWS, y_box_cols=y_row_bytes(key, wg_n) // ELEM_BYTES[key.out], epi_bytes=epi,
         scratch_bytes=scratch,
         # coop: both consumers release each stage (and halo tile); pingpong: the one whose tile it is.
         empty_arrivals=(1 if split == "none" else SM90_CONSUMERS) * (key.cluster_m + key.cluster_n - 1),
@@ -314,10 +315,20 @@ def halo_tiles(key: Key) -> bool:
     3x3 filter) through L2; this one once per block, plus the halo.  Unit
     stride, filters reaching at most HALO_REACH pixels past a block (3x3 at
     dilation 1, or smaller): runtime/src/problem.c refuses the others.  Output
-    chunks are HALO_Y_ROWS pixels stored by a 4D box (channels, HALO_COLS
-    columns, rows, one image), so the block's rows past the output are dropped.
+    chunks are halo_chunk_rows output rows stored by a 4D box (channels,
+    HALO_COLS columns, rows, one image), so the block's rows past the output
+    are dropped.
     """
     return key.arch == "sm90a" and key.schedule == "halo"
+
+
+def halo_chunk_rows(key: Key) -> int:
+    """Output rows of one halo epilogue chunk: the most, up to HALO_CHUNK_ROWS,
+    that divide the block's rows and make whole 16-pixel stmatrix steps (an
+    even count: 14 of a 28-row block, 8 of 32).  0 where none does."""
+    rows = key.tile_m // HALO_COLS
+    return next((r for r in range(min(rows, HALO_CHUNK_ROWS), 0, -1)
+                 if rows % r == 0 and r * HALO_COLS % 16 == 0 and key.tile_m % HALO_COLS == 0), 0)
 
 
 def halo_buffer_bytes(key: Key) -> int:
@@ -452,12 +463,10 @@ def _why_invalid(key: Key) -> str | None:
         if k.op != "fprop" or k.dims != 2 or k.a == "tf32" or k.out != k.a:
             return (f"schedule halo: 2D fprop of f16/bf16 to the same type only (swap's transposing "
                     f"epilogue, 2D output blocks; this is {k.dims}D {k.op} {k.a} -> {k.out})")
-        rows_per_chunk = HALO_Y_ROWS // HALO_COLS
-        if (k.tile_n not in (64, 128) or k.tile_m % (HALO_COLS * rows_per_chunk) or
-                not 64 <= k.tile_m <= 256):
+        if k.tile_n not in (64, 128) or k.tile_m % (2 * HALO_COLS) or not 64 <= k.tile_m <= 256:
             return (f"schedule halo: tile N 64 or 128 (an m64 atom of filters per warpgroup) and tile M "
-                    f"64..256 pixels in whole epilogue chunks of {rows_per_chunk} rows x {HALO_COLS} columns "
-                    f"(a multiple of {HALO_COLS * rows_per_chunk}); this is {k.tile_m}x{k.tile_n}")
+                    f"64..256 pixels, an even number of {HALO_COLS}-pixel rows (whole 16-pixel epilogue "
+                    f"steps); this is {k.tile_m}x{k.tile_n}")
         if k.tile_k * ELEM_BYTES[k.a] != SWIZZLE_BYTES:
             return f"schedule halo: tile K {k.tile_k}: one 128-byte channel block per input tile"
         if (k.cluster_m, k.cluster_n) != (1, 1):
@@ -519,7 +528,9 @@ def _why_invalid(key: Key) -> str | None:
         return ("register budget: a tf32 wgrad warpgroup holding 128 accumulators in two m64 atoms spills "
                 "beside the stage copy (ptxas); take a smaller tile M")
     # pipeline
-    if k.stages not in STAGES:
+    if halo_tiles(k) and k.stages not in HALO_STAGES:
+        return f"stages {k.stages}: 2..16 (halo tiles)"
+    if not halo_tiles(k) and k.stages not in STAGES:
         return f"stages {k.stages}: 2..8"
     limit = SMEM_OPTIN_BYTES[k.arch]
     if cfg.smem_bytes > limit:
