@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/convcat-out}; mkdir -p "$out"
 what=${*:-suite sanitize bench}
 mkdir -p /tmp/cunit && dpkg -x .gpu/libcunit1_*.deb /tmp/cunit
+[ -f .gpu/convcat.catalog ] || xz -dk .gpu/convcat.catalog.xz   # stage-device.sh packs it
 export LD_LIBRARY_PATH=/tmp/cunit/usr/lib/x86_64-linux-gnu:$PWD/.gpu/lib
 export CONVCAT_CATALOG=$PWD/.gpu/convcat.catalog
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/gpu.txt"
@@ -18,7 +19,8 @@ if [[ $what == *suite* ]]; then
     summary+=("gpu suite (rc $rc): $(tail -1 "$out/gpu_suite.txt")")
 fi
 if [[ $what == *sanitize* ]]; then
-    # One kernel per op and shape of pipeline: a 2x1-cluster fprop with bias, residual and GELU;
+    # One kernel per op and shape of pipeline: a 2x1-cluster fprop with bias, residual and GELU; a halo
+    # fprop (input tiles, part-blocks, four channel blocks);
     # a 2x1-cluster dgrad and a strided one (4 phases, scattered rows, beta); a split-K wgrad (flat N)
     # and a per-tap 3D wgrad (C = 72); a tf32 wgrad (its stages copied K-major) and a grouped one (c = 8).
     run_san() {   # tool name key problem...
@@ -31,6 +33,8 @@ if [[ $what == *sanitize* ]]; then
     for tool in memcheck racecheck synccheck; do
         run_san $tool fprop sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop \
             --n 2 --h 9 --w 11 --c 72 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1 --bias --act gelu --alpha 0.5 --beta 0.75
+        run_san $tool fprop_halo sm90a_fprop_2d_bf16_bf16_f32_bf16_224x64x64_s10_c1x1_halo \
+            --n 3 --h 61 --w 21 --c 200 --k 72 --r 3 --s 3 --pad_h 1 --pad_w 1 --bias --act gelu --alpha 0.5 --beta 0.75
         run_san $tool dgrad sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop --op dgrad \
             --n 2 --h 9 --w 11 --c 72 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1 --alpha 0.5 --beta 0.75
         run_san $tool dgrad_strided sm90a_dgrad_2d_f16_f16_f32_f16_128x128x64_s4_c1x1_coop --op dgrad \
