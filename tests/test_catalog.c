@@ -428,6 +428,34 @@ static void test_launch_fields_are_range_checked(void)
     free(f);
 }
 
+/* A halo entry's input-tile rows and chunk pixels must be its tile's (compile-time in its code). */
+static void test_halo_boxes_must_match_the_tile(void)
+{
+    uint8_t *f = copy_of_catalog();
+    size_t halo = (size_t)-1;
+    for (size_t i = 0; i < count_of(f) && halo == (size_t)-1; ++i)
+        if (strstr((const char *)record(f, i), "_halo"))
+            halo = i;
+    if (halo == (size_t)-1) {   /* the ci and default catalogs hold one */
+        CU_FAIL("no halo entry in the catalog");
+        free(f);
+        return;
+    }
+    uint8_t *r = record(f, halo);
+    const uint16_t rows = (uint16_t)(r[138] | r[139] << 8), chunk = (uint16_t)(r[168] | r[169] << 8);
+    wr16(r + 138, (uint16_t)(rows + 1));
+    fix_crcs(f);
+    expect_open(f, CONVCAT_ERR_CORRUPT, "halo box fields disagree with the tile");
+    wr16(r + 138, rows);
+    wr16(r + 168, (uint16_t)(chunk + 8));
+    fix_crcs(f);
+    expect_open(f, CONVCAT_ERR_CORRUPT, "halo box fields disagree with the tile");
+    wr16(r + 168, chunk);
+    fix_crcs(f);
+    expect_open(f, CONVCAT_OK, NULL);
+    free(f);
+}
+
 static void test_unsorted_or_duplicate_keys_are_corrupt(void)
 {
     const uint32_t n = count_of(orig);
@@ -731,6 +759,7 @@ int main(void)
         {"a flipped byte is corrupt", test_a_flipped_byte_is_corrupt},
         {"version bumps are version errors", test_version_bumps_are_version_errors},
         {"index fields disagreeing with the key are corrupt", test_index_fields_disagreeing_with_the_key_are_corrupt},
+        {"halo boxes must match the tile", test_halo_boxes_must_match_the_tile},
         {"dynamic cluster shapes are checked at open", test_dynamic_cluster_shapes_are_checked_at_open},
         {"launch fields are range-checked", test_launch_fields_are_range_checked},
         {"unsorted or duplicate keys are corrupt", test_unsorted_or_duplicate_keys_are_corrupt},

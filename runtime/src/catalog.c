@@ -78,6 +78,14 @@ static convcat_status read_entry(const uint8_t *file, size_t file_size, uint64_t
         e->y_box_cols == 0)
         return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu (%s): launch or TMA box fields out of range",
                         i, e->key);
+    /* A halo kernel's input tile and epilogue chunk are compile-time shapes of its block of tile_m / 8
+     * rows: boxes of other sizes would deliver other byte counts than its barriers wait for. */
+    if (k->schedule == CONVCAT_HALO &&
+        (k->tile_m % CVC_HALO_COLS || e->a_box_rows != k->tile_m / CVC_HALO_COLS + CVC_HALO_REACH ||
+         e->y_box_rows % (2 * CVC_HALO_COLS) || k->tile_m % e->y_box_rows))
+        return cvc_fail(CONVCAT_ERR_CORRUPT,
+                        "catalog entry %zu (%s): halo box fields disagree with the tile (input tile of %d rows, "
+                        "chunks of %d pixels)", i, e->key, e->a_box_rows, e->y_box_rows);
     const uint32_t crc = rd32(r + 148);
     const uint64_t off = rd64(r + 152), size = rd64(r + 160);
     if (size == 0 || off < blobs_offset || off % CVC_BLOB_ALIGN || off > file_size ||
