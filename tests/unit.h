@@ -158,7 +158,7 @@ static inline cvc_entry unit_entry(const char *key)
         if (mn_b && e.k.schedule == CONVCAT_2SM)   /* sm100.boxes: all K rows of a pair's half of N */
             b_rows = e.k.tile_k;
         if (e.k.schedule == CONVCAT_HALO)   /* space.derive: the input tile's rows */
-            a_rows = e.k.tile_m / CVC_HALO_COLS + CVC_HALO_REACH;
+            a_rows = cvc_halo_tile_rows(&e.k);
         *(fb ? &e.fb_a_box_rows : &e.a_box_rows) = a_rows;
         *(fb ? &e.fb_b_box_rows : &e.b_box_rows) = b_rows;
     }

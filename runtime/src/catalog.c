@@ -81,7 +81,7 @@ static convcat_status read_entry(const uint8_t *file, size_t file_size, uint64_t
     /* A halo kernel's input tile and epilogue chunk are compile-time shapes of its block of tile_m / 8
      * rows: boxes of other sizes would deliver other byte counts than its barriers wait for. */
     if (k->schedule == CONVCAT_HALO &&
-        (k->tile_m % CVC_HALO_COLS || e->a_box_rows != k->tile_m / CVC_HALO_COLS + CVC_HALO_REACH ||
+        (k->tile_m % CVC_HALO_COLS || e->a_box_rows != cvc_halo_tile_rows(k) ||
          e->y_box_rows % (2 * CVC_HALO_COLS) || k->tile_m % e->y_box_rows))
         return cvc_fail(CONVCAT_ERR_CORRUPT,
                         "catalog entry %zu (%s): halo box fields disagree with the tile (input tile of %d rows, "

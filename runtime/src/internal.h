@@ -162,6 +162,10 @@ static inline int64_t cvc_tiles_n(const cvc_entry *e, const convcat_problem *p, 
 #define CVC_HALO_COLS 8
 #define CVC_HALO_REACH 2
 
+/* A halo kernel's input tile: its rows (space.derive's a_box_rows) and its pixels per row. */
+static inline int cvc_halo_tile_rows(const cvc_key *k) { return k->tile_m / CVC_HALO_COLS + CVC_HALO_REACH; }
+#define CVC_HALO_TILE_COLS (CVC_HALO_COLS + CVC_HALO_REACH)
+
 /* Tiles along GEMM M: runs of tile_m pixels, or (halo) output blocks of every image. */
 static inline int64_t cvc_tiles_m(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g)
 {

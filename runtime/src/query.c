@@ -107,9 +107,9 @@ static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *sta
     /* Wgrad loads both operands MN-major in 64-wide column boxes, B by im2col at a new pixel
      * split every stage: it feeds slower, and its 256-wide warpgroups lose nothing. */
     /* Swap kernels of 128 filters: the warpgroups' wgmma is as wide as the tile's pixels, and 192
-     * or 256 of them are priced as 256 (the one width measured below the peak). */
-    const bool wide = k->schedule == CONVCAT_HALO ? false
-                      : k->schedule == CONVCAT_SWAP && k->tile_n == 128 ? k->tile_m >= 192 : wg_n == 256;
+     * or 256 of them are priced as 256 (the one width measured below the peak).  Halo kernels'
+     * warpgroups (64 filters each) are priced at the full rate. */
+    const bool wide = k->schedule == CONVCAT_SWAP && k->tile_n == 128 ? k->tile_m >= 192 : wg_n == 256;
     const double mma_eff = wide && !wgrad ? MMA_EFF_N256 : MMA_EFF;
     /* A filter of several taps reads each input pixel once per tap within a few stages: where both
      * operands fit in L2, those reads hit and the feed is faster. */
@@ -125,7 +125,7 @@ static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *sta
     double stage_bytes = (double)(k->tile_m + k->tile_n) * k->tile_k * in_bytes;
     if (k->schedule == CONVCAT_HALO)
         stage_bytes = (double)k->tile_n * k->tile_k * in_bytes +
-                      (double)(k->tile_m / CVC_HALO_COLS + CVC_HALO_REACH) * (CVC_HALO_COLS + CVC_HALO_REACH) *
+                      (double)cvc_halo_tile_rows(k) * CVC_HALO_TILE_COLS *
                           k->tile_k * in_bytes / ((double)p->r * p->s);
     const double load_us = fmax(stage_bytes / load_rate,
                                 LOAD_LATENCY_US / (k->stages > 1 ? k->stages - 1 : 1));

@@ -115,7 +115,7 @@ void cvc_tma_operands(const cvc_entry *e, const convcat_problem *p, cvc_operand_
         if (e->k.schedule == CONVCAT_HALO) {   /* x (C, W, H, N): one box is a block's input tile */
             const uint64_t ext_x[4] = {(uint64_t)p->c, (uint64_t)p->w, (uint64_t)p->h, (uint64_t)p->n};
             tiled(4, ab, ext_x, (uint32_t)e->a_box_cols, 1, swz, &a->t);
-            a->t.box[1] = CVC_HALO_COLS + CVC_HALO_REACH;
+            a->t.box[1] = CVC_HALO_TILE_COLS;
             a->t.box[2] = (uint32_t)e->a_box_rows;
             tiled(sp + 2, bb, ext_w, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz, &b->t);
             break;
