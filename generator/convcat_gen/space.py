@@ -167,9 +167,9 @@ def _sm90_layout(key: Key):
     """Split the CTA tile between the two consumer warpgroups (coop), or not (pingpong).
     Swap: 64 filters are one warpgroup's whole tile (in turn, like pingpong); 128 split
     into one m64 atom of filters each (like coop), both over all the tile's pixels."""
-    if key.schedule == "pingpong" or (key.schedule in ("swap", "halo") and key.tile_n == 64):
+    if key.schedule == "pingpong" or (swaps_operands(key) and key.tile_n == 64):
         return "none", key.tile_m, key.tile_n
-    if key.schedule in ("swap", "halo"):
+    if swaps_operands(key):
         return "n", key.tile_m, key.tile_n // 2
     if key.tile_m >= 128:
         return "m", key.tile_m // 2, key.tile_n
@@ -221,7 +221,7 @@ def derive(key: Key) -> Config:
     if key.op == "wgrad":
         a_rows, a_cols = key.tile_k // key.cluster_n, swz
     if halo:   # rows of the input tile (its columns: HALO_COLS + HALO_REACH)
-        a_rows = key.tile_m // HALO_COLS + HALO_REACH
+        a_rows = halo_tile_rows(key)
     # The wgrad producer splits a pixel index into (n, z, p, q) every stage and
     # keeps per-column channels and im2col offsets: with 56 registers it spills
     # (ptxas), so it gets 64 and the consumers 216 (64*128 + 216*256 = 63488).
@@ -229,7 +229,7 @@ def derive(key: Key) -> Config:
     return Config(
         key=key, threads=SM90_THREADS, consumers=SM90_CONSUMERS,
         wg_m=wg_m, wg_n=wg_n, split=split,
-        atoms=wg_n // 64 if key.schedule in ("swap", "halo") else max(wg_m // 64, 1),
+        atoms=wg_n // 64 if swaps_operands(key) else max(wg_m // 64, 1),
         acc_regs=acc_regs,
         k_steps=key.tile_k * eb // 32,   # one wgmma takes 32 bytes of K: k16 of f16/bf16, k8 of tf32
         a_stage_bytes=a_stage, b_stage_bytes=b_stage, smem_bytes=smem,
@@ -277,7 +277,7 @@ def splits_k(key: Key) -> bool:
     """
     if key.arch != "sm90a":
         return key.op == "wgrad"
-    if key.schedule in ("swap", "halo"):
+    if swaps_operands(key):
         return False   # its transposing epilogue stores 16-bit outputs only, no f32 partial sums
     return key.op == "wgrad" or (key.op == "fprop" and derive(key).acc_regs < SM90_ACC_REG_BUDGET)
 
@@ -331,11 +331,15 @@ def halo_chunk_rows(key: Key) -> int:
                  if rows % r == 0 and r * HALO_COLS % 16 == 0 and key.tile_m % HALO_COLS == 0), 0)
 
 
+def halo_tile_rows(key: Key) -> int:
+    """Rows of a halo input tile: the block's output rows and HALO_REACH more (its TMA box rows)."""
+    return key.tile_m // HALO_COLS + HALO_REACH
+
+
 def halo_buffer_bytes(key: Key) -> int:
-    """Shared memory of one halo input tile: (rows + reach) x (HALO_COLS + reach)
+    """Shared memory of one halo input tile: halo_tile_rows x (HALO_COLS + reach)
     pixels of one 128-byte channel block, rounded up to the 1024-byte swizzle atom."""
-    rows = key.tile_m // HALO_COLS + HALO_REACH
-    return -(-rows * (HALO_COLS + HALO_REACH) * SWIZZLE_BYTES // 1024) * 1024
+    return -(-halo_tile_rows(key) * (HALO_COLS + HALO_REACH) * SWIZZLE_BYTES // 1024) * 1024
 
 
 GROUP_CHANNELS = (8, 16, 32, 64)   # channels per group c = C / groups a grouped wgrad takes
@@ -484,7 +488,7 @@ def _why_invalid(key: Key) -> str | None:
     if k.tile_k * eb not in (SWIZZLE_BYTES, 2 * SWIZZLE_BYTES):
         return (f"tile K {k.tile_k}: one stage holds one or two 128-byte swizzle rows of K "
                 f"({SWIZZLE_BYTES // eb} or {2 * SWIZZLE_BYTES // eb} {k.a} elements)")
-    if k.tile_m not in (64, 128, 256) and k.schedule not in ("swap", "halo"):
+    if k.tile_m not in (64, 128, 256) and not swaps_operands(k):
         return f"tile M {k.tile_m}: 64, 128 or 256 (m64 wgmma atoms, split over two warpgroups)"
     if k.tile_n not in (64, 128, 160, 192, 256):
         return f"tile N {k.tile_n}: 64, 128, 160, 192 or 256"
