@@ -294,6 +294,29 @@ static void test_prediction_model_is_sane(void)
     }
 }
 
+/* For every 2D fprop kernel of schedule `first` whose twin (the same key, schedule `second`) is in
+ * the catalog: the model prices it below the twin on p (in the pair's data type).  The pairs seen. */
+static int ranked_twins(convcat_problem p, convcat_schedule first, convcat_schedule second)
+{
+    int pairs = 0;
+    for (size_t i = 0; i < total; ++i) {
+        const cvc_entry *a = &cat->entries[i];
+        if (a->k.schedule != first || a->k.op != CONVCAT_FPROP || a->k.dims != 2)
+            continue;
+        for (size_t j = 0; j < total; ++j) {
+            const cvc_entry *b = &cat->entries[j];
+            cvc_key twin = a->k;
+            twin.schedule = second;
+            if (memcmp(&twin, &b->k, sizeof twin) != 0)
+                continue;
+            p.a_type = p.b_type = p.out_type = a->k.a;
+            CU_ASSERT_TRUE(cvc_predict_us(a, &p, 132) < cvc_predict_us(b, &p, 132));
+            ++pairs;
+        }
+    }
+    return pairs;
+}
+
 /* A swap kernel ranks ahead of its pingpong twin (same tile and stages) on a
  * problem both run: the model prices its stage at SWAP_STAGE of the twin's. */
 static void test_swap_ranks_ahead_of_its_pingpong_twin(void)
@@ -302,22 +325,7 @@ static void test_swap_ranks_ahead_of_its_pingpong_twin(void)
     convcat_problem_init(&p);
     p.n = 32, p.h = 56, p.w = 56, p.c = 64, p.k = 64, p.r = 3, p.s = 3;   /* ResNet's 3x3 64 -> 64 */
     p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1;
-    int pairs = 0;
-    for (size_t i = 0; i < total; ++i) {
-        const cvc_entry *s = &cat->entries[i];
-        if (s->k.schedule != CONVCAT_SWAP)
-            continue;
-        for (size_t j = 0; j < total; ++j) {
-            const cvc_entry *t = &cat->entries[j];
-            cvc_key twin = s->k;
-            twin.schedule = CONVCAT_PINGPONG;
-            if (memcmp(&twin, &t->k, sizeof twin) != 0)
-                continue;
-            p.a_type = p.b_type = p.out_type = s->k.a;
-            CU_ASSERT_TRUE(cvc_predict_us(s, &p, 132) < cvc_predict_us(t, &p, 132));
-            ++pairs;
-        }
-    }
+    const int pairs = ranked_twins(p, CONVCAT_SWAP, CONVCAT_PINGPONG);
     printf("(%d swap / pingpong pairs) ", pairs);
     CU_ASSERT_TRUE(pairs > 0);   /* the ci and default catalogs hold a pair */
 }
@@ -330,22 +338,7 @@ static void test_pingpong_ranks_behind_its_coop_twin_on_short_k(void)
     convcat_problem p;
     convcat_problem_init(&p);
     p.n = 256, p.h = 56, p.w = 56, p.c = 64, p.k = 64;
-    int pairs = 0;
-    for (size_t i = 0; i < total; ++i) {
-        const cvc_entry *c = &cat->entries[i];
-        if (c->k.schedule != CONVCAT_COOP || c->k.op != CONVCAT_FPROP || c->k.dims != 2)
-            continue;
-        for (size_t j = 0; j < total; ++j) {
-            const cvc_entry *t = &cat->entries[j];
-            cvc_key twin = c->k;
-            twin.schedule = CONVCAT_PINGPONG;
-            if (memcmp(&twin, &t->k, sizeof twin) != 0)
-                continue;
-            p.a_type = p.b_type = p.out_type = c->k.a;
-            CU_ASSERT_TRUE(cvc_predict_us(c, &p, 132) < cvc_predict_us(t, &p, 132));
-            ++pairs;
-        }
-    }
+    const int pairs = ranked_twins(p, CONVCAT_COOP, CONVCAT_PINGPONG);
     printf("(%d coop / pingpong pairs) ", pairs);
     CU_ASSERT_TRUE(pairs > 0);   /* the ci and default catalogs hold a pair */
 }
