@@ -40,24 +40,23 @@ CVC_DEV void cvc_fence_reg(float *r)
 }
 
 /* ---- shared-memory matrix descriptor (§9.7.15.5.1.2) -----------------------
- * K-major, 128-byte swizzle: LBO unused (encoded 1), SBO = 1024 B between
- * 8-row groups, swizzle mode 1 in bits 62-63.  Stage buffers are 1024-B
- * aligned so the base offset is 0; stepping K by 16 elements adds 32 B to
- * the start address. */
-CVC_DEV uint64_t cvc_desc_kmajor_sw128(uint32_t smem_addr)
-{
-    return (uint64_t)((smem_addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) |
-           ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
-}
-
-/* The same with SBO `sbo` bytes between 8-row groups (schedule halo: 8-pixel
- * groups one input row apart, HALO_W x 128 B).  The swizzle is a function of
- * the absolute shared-memory address (PTX_NOTES.md), so a start address at any
- * 128-byte row of a 1024-B aligned tile reads the rows TMA swizzled there. */
+ * K-major, 128-byte swizzle: LBO unused (encoded 1), SBO = `sbo` bytes between
+ * 8-row groups, swizzle mode 1 in bits 62-63.  Schedule halo reads 8-pixel
+ * groups one input row apart (SBO = HALO_W x 128 B); the swizzle is a function
+ * of the absolute shared-memory address (PTX_NOTES.md), so a start address at
+ * any 128-byte row of a 1024-B aligned tile reads the rows TMA swizzled there. */
 CVC_DEV uint64_t cvc_desc_kmajor_sw128_sbo(uint32_t smem_addr, uint32_t sbo)
 {
     return (uint64_t)((smem_addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) |
            ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | ((uint64_t)1 << 62);
+}
+
+/* The dense case: SBO = 1024 B (8 rows of 128 B).  Stage buffers are 1024-B
+ * aligned so the base offset is 0; stepping K by 16 elements adds 32 B to the
+ * start address. */
+CVC_DEV uint64_t cvc_desc_kmajor_sw128(uint32_t smem_addr)
+{
+    return cvc_desc_kmajor_sw128_sbo(smem_addr, 1024);
 }
 
 /* MN-major (transposed; f16/bf16 only), 128-byte swizzle: the tile is stored
