@@ -6,9 +6,7 @@ Usage (repository root):
 
 Times with bench.py's kernel-time method (median_ms): DRAM read, write and copy rates of plain PyTorch
 kernels over 400 MB, and per 1x1 unit-stride row the same GEMM through cuBLAS (torch.mm of the (M, C)
-pixels by the (C, K) filters), with its TFLOP/s and the rate at which it moves x, w and y once, and
-a PyTorch kernel that moves the same bytes without the math (reads x, writes y: x broadcast K / C
-times when K >= C, else y = the sum of x's C / K column blocks): the DRAM time of that row's traffic.
+pixels by the (C, K) filters), with its TFLOP/s and the rate at which it moves x, w and y once.
 """
 import json
 import pathlib
@@ -49,11 +47,6 @@ def main():
         w = torch.randn(c, k, device="cuda", dtype=torch.bfloat16)
         y = torch.empty(m, k, device="cuda", dtype=torch.bfloat16)
         rate(f"{name} cuBLAS", lambda: torch.mm(x, w, out=y), 2 * (m * c + c * k + m * k), 2 * m * c * k)
-        if k >= c:
-            move = lambda: y.view(m, k // c, c).copy_(x.view(m, 1, c).expand(m, k // c, c))  # noqa: E731
-        else:
-            move = lambda: torch.sum(x.view(m, c // k, k), dim=1, out=y)  # noqa: E731
-        rate(f"{name} bytes only", move, 2 * (m * c + m * k))
     if len(sys.argv) > 1:
         json.dump(out, open(sys.argv[1], "w"), indent=1)
 
