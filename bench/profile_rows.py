@@ -3,11 +3,12 @@
 
 Usage (GPU machine, repository root):
     ncu --profile-from-start off --metrics ... python3 bench/profile_rows.py PROBLEMS.txt ROW [ROW ...]
-        [--dtype bf16] [--lib .gpu/lib/libconvcat.so] [--catalog .gpu/convcat.catalog]
+        [--dtype bf16] [--key KEY ...] [--lib .gpu/lib/libconvcat.so] [--catalog .gpu/convcat.catalog]
 
 Per row: both are warmed up (cudnn.benchmark picks its algorithm), then each runs once between
 cudaProfilerStart/Stop, so ncu sees only those kernels (cuDNN's may be several).  Prints the
-order of the profiled calls, so ncu's kernels can be told apart.
+order of the profiled calls, so ncu's kernels can be told apart.  --key profiles those catalog
+kernels (each that can run the row) instead of the heuristic's pick.
 """
 import argparse
 import ctypes
@@ -23,6 +24,7 @@ def main():
     ap.add_argument("problems")
     ap.add_argument("rows", nargs="+")
     ap.add_argument("--dtype", default="bf16")
+    ap.add_argument("--key", action="append", default=[], help="a catalog kernel to profile (repeatable)")
     ap.add_argument("--lib", default=".gpu/lib/libconvcat.so")
     ap.add_argument("--catalog", default=".gpu/convcat.catalog")
     a = ap.parse_args()
@@ -37,22 +39,34 @@ def main():
         g = bench.geometry(r)
         case = bench.Case(r, r["op"], dt, g)   # times cuDNN: warmed up
         p = cc.problem(r, r["op"], a.dtype)
-        plan = cc.plan(p, bench.CONVCAT_AUTO)
-        info = cc.plan_info(plan)
-        key = cc.entries[info.index]["key"]
-        ws = torch.empty(info.workspace_bytes, device="cuda", dtype=torch.uint8) if info.workspace_bytes else None
-        tref = ctypes.byref(case.tensors(ws))
-        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-        for _ in range(5):
-            cc.run(plan, tref, stream)
+        case.fn()
         torch.cuda.synchronize()
-        for what, fn in (("cudnn", case.fn), ("convcat " + key, lambda: cc.run(plan, tref, stream))):
+        torch.cuda.profiler.start()
+        case.fn()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+        print(f"profiled: {name} cudnn", flush=True)
+        keys = [e["key"] for e in cc.entries]
+        for index in [keys.index(k) for k in a.key if k in keys] or [bench.CONVCAT_AUTO]:
+            try:
+                plan = cc.plan(p, index)
+            except bench.ConvcatError as e:   # this kernel cannot run the row
+                print(f"skipped: {name} {e}", flush=True)
+                continue
+            info = cc.plan_info(plan)
+            key = cc.entries[info.index]["key"]
+            ws = torch.empty(info.workspace_bytes, device="cuda", dtype=torch.uint8) if info.workspace_bytes else None
+            tref = ctypes.byref(case.tensors(ws))
+            stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+            for _ in range(5):
+                cc.run(plan, tref, stream)
+            torch.cuda.synchronize()
             torch.cuda.profiler.start()
-            fn()
+            cc.run(plan, tref, stream)
             torch.cuda.synchronize()
             torch.cuda.profiler.stop()
-            print(f"profiled: {name} {what}", flush=True)
-        cc.destroy(plan)
+            print(f"profiled: {name} convcat {key}", flush=True)
+            cc.destroy(plan)
     cc.close()
 
 
