@@ -4,7 +4,8 @@ the time the H200 needs at its measured rates, and what a target ratio to cuDNN 
 No GPU needed.
 
 Usage:
-    python3 bench/roofline.py RESULTS.json [...] [--tbps 4.25] [--tflops PEAK] [--target 1.1]
+    python3 bench/roofline.py RESULTS.json [...] [--tbps 4.25] [--tflops PEAK] [--target 1.1] [--rows]
+    python3 bench/roofline.py --selftest
 
 A row's roofline is max(bytes / DRAM rate, flops / MMA rate): each tensor crosses DRAM once
 (x: only the input pixels some tap reads; w; y) and the tensor pipe never waits.  Defaults: the
@@ -53,7 +54,22 @@ def geomean(v):
     return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
 
 
+def selftest():
+    """The byte counts against hand-worked rows (no GPU, no results file)."""
+    assert touched(56, 56, 3, 1, 1, 1) == 56          # 3x3, pad 1: every pixel
+    assert touched(56, 28, 1, 0, 2, 1) == 28          # 1x1 stride 2: every other pixel
+    assert touched(56, 28, 3, 1, 2, 1) == 56          # 3x3 stride 2, pad 1: all of them again
+    assert touched(10, 4, 3, 0, 3, 1) == 10           # 3 taps at stride 3 tile the axis
+    assert touched(10, 3, 2, 0, 4, 1) == 6            # 2 taps at stride 4: 0 1, 4 5, 8 9
+    r = dict(N=256, C=256, K=512, groups=1)            # rn50_09: 1x1 stride 2, 56 -> 28, bf16
+    g = dict(sp_in=[56, 56], sp_out=[28, 28], flt=[1, 1], pad_lo=[0, 0], stride=[2, 2], dil=[1, 1])
+    assert row_bytes(r, g, 2) == 2 * (256 * 28 * 28 * 256 + 512 * 256 + 256 * 28 * 28 * 512)
+    print("roofline selftest: OK")
+
+
 def main():
+    if sys.argv[1:] == ["--selftest"]:
+        return selftest()
     ap = argparse.ArgumentParser()
     ap.add_argument("results", nargs="+")
     ap.add_argument("--tbps", type=float, default=4.25, help="DRAM rate, TB/s (default: PyTorch's copy)")
@@ -90,8 +106,8 @@ def main():
             over = sum(res["cudnn_ms"] / a.target < t_mma for res, _, t_mma, _ in rows)
             print(f"{pathlib.Path(path).name} {dt}: {len(rows)} fprop rows; fraction of the roofline, geomean: "
                   f"cuDNN {cudnn:.3f}, best {best:.3f}; the roofline bounds best / cuDNN at {1 / cudnn:.3f}; "
-                  f"{a.target:.2f} x cuDNN needs {a.target * cudnn:.3f} of it on average; on {over} rows "
-                  f"{a.target:.2f} x cuDNN is faster than the MMA rate alone allows")
+                  f"{a.target:.2f} x cuDNN needs {a.target * cudnn:.3f} of it on average; rows where "
+                  f"{a.target:.2f} x cuDNN is faster than the MMA rate alone allows: {over}")
 
 
 if __name__ == "__main__":
