@@ -34,6 +34,10 @@ def main():
     cc = bench.Convcat(a.lib, a.catalog)
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[a.dtype]
     rows = {r["name"]: r for r in bench.load(a.problems)}
+    keys = [e["key"] for e in cc.entries]
+    unknown = [k for k in a.key if k not in keys]
+    if unknown:
+        ap.error(f"not in {a.catalog}: {', '.join(unknown)}")
     for name in a.rows:
         r = rows[name]
         g = bench.geometry(r)
@@ -46,8 +50,7 @@ def main():
         torch.cuda.synchronize()
         torch.cuda.profiler.stop()
         print(f"profiled: {name} cudnn", flush=True)
-        keys = [e["key"] for e in cc.entries]
-        for index in [keys.index(k) for k in a.key if k in keys] or [bench.CONVCAT_AUTO]:
+        for index in [keys.index(k) for k in a.key] or [bench.CONVCAT_AUTO]:
             try:
                 plan = cc.plan(p, index)
             except bench.ConvcatError as e:   # this kernel cannot run the row
