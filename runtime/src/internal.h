@@ -246,13 +246,20 @@ static inline bool cvc_transposes_filter(const cvc_key *k)
     return k->op == CONVCAT_DGRAD && k->a == CONVCAT_TF32;
 }
 
+/* wgmma's operands swapped, M = the filters, N = the tile's pixels (space.swaps_operands): the
+ * sm90a schedules swap and halo. */
+static inline bool cvc_swaps_operands(const cvc_key *k)
+{
+    return k->schedule == CONVCAT_SWAP || k->schedule == CONVCAT_HALO;
+}
+
 /* One consumer warpgroup's columns of an sm90a tile, as space.derive splits
  * it: pingpong and coop of tile M >= 128 keep whole rows, coop of tile M 64
  * halves them; swap and halo give each warpgroup 64 filters (all of tile N 64,
  * half of 128). */
 static inline int cvc_sm90_wg_n(const cvc_key *k)
 {
-    if (k->schedule == CONVCAT_SWAP || k->schedule == CONVCAT_HALO)
+    if (cvc_swaps_operands(k))
         return 64;
     return k->schedule == CONVCAT_PINGPONG || k->tile_m >= 128 ? k->tile_n : k->tile_n / 2;
 }
@@ -262,7 +269,7 @@ static inline int cvc_sm90_wg_n(const cvc_key *k)
  * keeps every pixel of the tile in each warpgroup). */
 static inline int cvc_sm90_acc_regs(const cvc_key *k)
 {
-    if (k->schedule == CONVCAT_SWAP || k->schedule == CONVCAT_HALO)
+    if (cvc_swaps_operands(k))
         return k->tile_m / 2;   /* one m64 atom of filters over all the tile's pixels (wgmma N) */
     const bool whole_rows = k->schedule == CONVCAT_PINGPONG;
     const int wg_m = whole_rows ? k->tile_m : k->tile_m >= 128 ? k->tile_m / 2 : k->tile_m;
@@ -277,8 +284,7 @@ static inline bool cvc_splits_k(const cvc_key *k)
 {
     if (k->op == CONVCAT_WGRAD)
         return true;
-    return k->op == CONVCAT_FPROP && k->arch == CONVCAT_ARCH_SM90A && k->schedule != CONVCAT_SWAP &&
-           k->schedule != CONVCAT_HALO &&
+    return k->op == CONVCAT_FPROP && k->arch == CONVCAT_ARCH_SM90A && !cvc_swaps_operands(k) &&
            cvc_sm90_acc_regs(k) < 128;
 }
 

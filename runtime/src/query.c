@@ -116,6 +116,7 @@ static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *sta
     /* Swap kernels of 128 filters: the warpgroups' wgmma is as wide as the tile's pixels, and 192
      * or 256 of them are priced as 256 (the one width measured below the peak).  Halo kernels'
      * warpgroups (64 filters each) are priced at the full rate. */
+    const bool swap64 = k->schedule == CONVCAT_SWAP && k->tile_n == 64;   /* one warpgroup's tile, in turns */
     const bool wide = k->schedule == CONVCAT_SWAP && k->tile_n == 128 ? k->tile_m >= 192 : wg_n == 256;
     const double mma_eff = wide && !wgrad ? MMA_EFF_N256 : MMA_EFF;
     /* A filter of several taps reads each input pixel once per tap within a few stages: where both
@@ -137,13 +138,12 @@ static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *sta
     const double load_us = fmax(stage_bytes / load_rate,
                                 LOAD_LATENCY_US / (k->stages > 1 ? k->stages - 1 : 1));
     *stage_us = fmax(mma_us, load_us) * (k->stages <= 2 ? 1.25 : k->stages == 3 ? 1.08 : 1.0) *
-                (k->schedule == CONVCAT_SWAP && k->tile_n == 64 ? SWAP_STAGE : 1.0) *
+                (swap64 ? SWAP_STAGE : 1.0) *
                 (k->schedule == CONVCAT_HALO ? HALO_STAGE : 1.0);
     if (k->cluster_m * k->cluster_n > 1)
         *stage_us += CLUSTER_STAGE_US;
     /* One warpgroup stores a pingpong tile (and a 64-filter swap one) alone, where coop's two share it. */
-    const bool alone = k->op == CONVCAT_FPROP &&
-                       (k->schedule == CONVCAT_PINGPONG || (k->schedule == CONVCAT_SWAP && k->tile_n == 64));
+    const bool alone = k->op == CONVCAT_FPROP && (k->schedule == CONVCAT_PINGPONG || swap64);
     *fixed_us = EPILOGUE_US_PER_KB * k->tile_m * k->tile_n * out_bytes / 1024.0 * segment_cost(k, p) *
                     (alone ? ALONE_EPILOGUE : 1.0) +
                 TILE_FIXED_US;
