@@ -418,6 +418,13 @@ class Case:
             t.workspace, t.workspace_bytes = workspace.data_ptr(), workspace.numel()
         return t
 
+    def with_workspace(self, nbytes):
+        """tensors() with a fresh workspace of `nbytes` (none for 0), which the case keeps alive until
+        its next with_workspace."""
+        import torch
+        self.workspace = torch.empty(nbytes, device=DEVICE, dtype=torch.uint8) if nbytes else None
+        return self.tensors(self.workspace)
+
 
 def rel_err(a, b):
     import torch
@@ -442,9 +449,7 @@ def run_candidate(cc, case, p, cand, stream, single_call=False):
     try:
         info = cc.plan_info(plan)
         res["workspace_bytes"] = info.workspace_bytes
-        ws = torch.empty(info.workspace_bytes, device=DEVICE, dtype=torch.uint8) if info.workspace_bytes else None
-        t = case.tensors(ws)
-        tref = ctypes.byref(t)
+        tref = ctypes.byref(case.with_workspace(info.workspace_bytes))
         case.out.fill_(float("nan"))
         cc.run(plan, tref, stream)
         torch.cuda.synchronize()
@@ -499,9 +504,7 @@ def bench_row(cc, r, op, dtype, args, sm_count, torch_dtype):
         row["candidates"] = [run_candidate(cc, case, p, c, stream, i == 0) for i, c in enumerate(ok[:limit])]
         if not args.max_candidates:   # every candidate planned: the largest workspace covers autotune's
             ws_bytes = max((c.get("workspace_bytes", 0) for c in row["candidates"]), default=0)
-            ws = torch.empty(ws_bytes, device=DEVICE, dtype=torch.uint8) if ws_bytes else None
-            row["tuned_key"] = cc.autotune(p, case.tensors(ws), stream)
-            del ws
+            row["tuned_key"] = cc.autotune(p, case.with_workspace(ws_bytes), stream)
         summarize(row, g["flops"])
         pair_heuristic_best(cc, case, p, row, stream)
     finally:
@@ -514,7 +517,6 @@ def pair_heuristic_best(cc, case, p, row, stream, rounds=5):
     """Heuristic pick against the best kernel, timed again in alternation (`rounds` medians of
     5 samples of 10 launches each, the median of those): each candidate above was timed once, at its own
     moment of the run, and on layers of a few microseconds that drift decided the ratio."""
-    import torch
     row["heuristic_over_best"] = ratio(row.get("heuristic_tflops"), row.get("best_tflops"))
     if row["status"] != "ok" or not row.get("best_key") or row["best_key"] == row.get("heuristic_key"):
         return
@@ -522,8 +524,7 @@ def pair_heuristic_best(cc, case, p, row, stream, rounds=5):
     plans = [cc.plan(p, index[row["heuristic_key"]]), cc.plan(p, index[row["best_key"]])]
     try:
         ws_bytes = max(cc.plan_info(pl).workspace_bytes for pl in plans)
-        ws = torch.empty(ws_bytes, device=DEVICE, dtype=torch.uint8) if ws_bytes else None
-        tref = ctypes.byref(case.tensors(ws))
+        tref = ctypes.byref(case.with_workspace(ws_bytes))
         ms = [[], []]
         for _ in range(rounds):
             for i, pl in enumerate(plans):

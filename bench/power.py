@@ -89,8 +89,7 @@ def main():
             try:
                 info = cc.plan_info(plan)
                 key = cc.entries[info.index]["key"]
-                ws = torch.empty(info.workspace_bytes, device="cuda", dtype=torch.uint8) if info.workspace_bytes else None
-                tref = ctypes.byref(case.tensors(ws))
+                tref = ctypes.byref(case.with_workspace(info.workspace_bytes))
                 report(f"{name} {dtype} convcat {key}", lambda: cc.run(plan, tref, stream))
             finally:
                 cc.destroy(plan)

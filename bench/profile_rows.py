@@ -58,8 +58,7 @@ def main():
                 continue
             info = cc.plan_info(plan)
             key = cc.entries[info.index]["key"]
-            ws = torch.empty(info.workspace_bytes, device="cuda", dtype=torch.uint8) if info.workspace_bytes else None
-            tref = ctypes.byref(case.tensors(ws))
+            tref = ctypes.byref(case.with_workspace(info.workspace_bytes))
             stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
             for _ in range(5):
                 cc.run(plan, tref, stream)
