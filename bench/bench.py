@@ -138,7 +138,7 @@ class EntryInfo(ctypes.Structure):
                 ("fallback_m", ctypes.c_int), ("fallback_n", ctypes.c_int)]
 
 
-# sizeof / offsetof as gcc 12 (x86_64, LP64) prints them from bench/struct_layout.c, 2026-11-29.
+# sizeof / offsetof as gcc 12 (x86_64, LP64) prints them from bench/struct_layout.c.
 STRUCT_LAYOUT = {
     Problem: (112, dict(dims=4, n=8, k=28, pad_lo=44, pad_hi=56, stride=68, dilation=80, groups=92, mode=96,
                         out_type=108)),

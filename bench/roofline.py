@@ -9,7 +9,7 @@ Usage:
 
 A row's roofline is max(bytes / DRAM rate, flops / MMA rate): each tensor crosses DRAM once
 (x: only the input pixels some tap reads; w; y) and the tensor pipe never waits.  Defaults: the
-DRAM rate PyTorch's copy kernel reached on the H200 (bench/ceilings.py, ninth session: 4.25 TB/s;
+DRAM rate PyTorch's copy kernel reached on the H200 (bench/ceilings.py: 4.25 TB/s;
 its plain read was 3.60 and write 3.35), and as MMA rate the fastest of the run's GEMM peak and
 every timed kernel of the given files (a convcat kernel can beat torch.matmul's 8192^3 burst).
 Both are measured maxima, not data-sheet figures: the H200 runs these kernels at its 700 W cap.

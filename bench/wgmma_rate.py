@@ -9,7 +9,7 @@ The instruction is the generator's own (render.wgmma_instruction), the descripto
 kernels' headers (templates/include/cvc_wgmma.h); one kernel per N is written to a temporary
 directory, compiled for sm_90a and run there.
 
-On the H200 (2026-11-30, BENCHMARKS.md), one warpgroup per SM: 35.5, 53.2, 62.1 and 71.0 ns a
+On the H200 (docs/experiments.md), one warpgroup per SM: 35.5, 53.2, 62.1 and 71.0 ns a
 wgmma per SM for N = 128, 192, 224, 256 (974-975 TFLOP/s each; an earlier hand-written copy of the
 same kernels: 35.6, 53.4, 62.3, 72.4): the cost is linear in N.  Zero data runs faster than the
 random data of the benchmarks (~780 TFLOP/s at best there).
