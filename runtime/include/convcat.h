@@ -36,6 +36,33 @@ extern "C" {
 #define CONVCAT_API
 #endif
 
+/* ------------------------------------------------------------------------- */
+/**
+ * Versions.  The project's version (meson.build) is the one fact; `meson
+ * setup` refuses a header whose macros disagree with it.  The library's
+ * soname (libconvcat.so.N) changes with every change that breaks binaries
+ * built against an older header (a struct's size or layout, a removed or
+ * changed function, an enum value's meaning); additions do not change it.
+ * Compare convcat_version() with CONVCAT_VERSION to catch a header of one
+ * release used with a library of another.
+ */
+#define CONVCAT_VERSION_MAJOR 0
+#define CONVCAT_VERSION_MINOR 2
+#define CONVCAT_VERSION_PATCH 0
+#define CONVCAT_VERSION "0.2.0"
+/** MAJOR * 10000 + MINOR * 100 + PATCH, for `#if CONVCAT_VERSION_NUMBER >= 200`. */
+#define CONVCAT_VERSION_NUMBER \
+    (CONVCAT_VERSION_MAJOR * 10000 + CONVCAT_VERSION_MINOR * 100 + CONVCAT_VERSION_PATCH)
+
+/** The library's version string, "MAJOR.MINOR.PATCH" (CONVCAT_VERSION of the header it was built with). */
+CONVCAT_API const char *convcat_version(void);
+
+/** The catalog file format version this library reads (a catalog of another is refused at open). */
+CONVCAT_API unsigned convcat_catalog_format_version(void);
+
+/** The kernel parameter ABI this library passes (a catalog of another ABI is refused at open). */
+CONVCAT_API unsigned convcat_kernel_abi_version(void);
+
 /** Status codes.  convcat_status_string() names each. */
 typedef enum convcat_status {
     CONVCAT_OK = 0,
@@ -315,6 +342,11 @@ CONVCAT_API convcat_status convcat_autotune(const convcat_catalog *catalog, cons
 
 /** The arch of the current context's device (CONVCAT_ARCH_ANY if none of ours). */
 CONVCAT_API convcat_status convcat_device_arch(convcat_arch *arch_out, int *sm_count_out);
+
+/* ------------------------------------------------------------------------- */
+/** A catalog's identity: the CRC-32 of its index, which names its contents (the kernels, their
+ *  launch fields and code checksums); tune caches key winners by it.  0 for NULL. */
+CONVCAT_API uint32_t convcat_catalog_id(const convcat_catalog *catalog);
 
 #ifdef __cplusplus
 }
