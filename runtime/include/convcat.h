@@ -10,7 +10,8 @@
  *    error) unless it cannot fail; results come back through `*_out`.
  *  - On failure, convcat_last_error() returns a sentence saying what went
  *    wrong (thread-local, valid until the next failing call on the thread).
- *  - The library never exits, aborts or prints.
+ *  - The library never exits, aborts or prints, except the log a user opts
+ *    into (CONVCAT_LOG=1, or convcat_set_log_callback: see the end of this file).
  *  - The CUDA driver is loaded on first need with dlopen("libcuda.so.1"):
  *    opening, listing, checking and querying work without a GPU or driver.
  *  - Thread safety: a catalog and its plans may be used from any number of
@@ -347,6 +348,22 @@ CONVCAT_API convcat_status convcat_device_arch(convcat_arch *arch_out, int *sm_c
 /** A catalog's identity: the CRC-32 of its index, which names its contents (the kernels, their
  *  launch fields and code checksums); tune caches key winners by it.  0 for NULL. */
 CONVCAT_API uint32_t convcat_catalog_id(const convcat_catalog *catalog);
+
+/* ------------------------------------------------------------------------- */
+/**
+ * The opt-in log, the one exception to "the library never prints": one line
+ * per decision (the kernel each plan took and why: the model's rank and
+ * prediction, or the caller's pin; every autotune candidate's time or skip
+ * reason; a tune cache hit; the catalog convcat_open_default found).  With
+ * a callback set, lines go to it (no trailing newline; from the thread that
+ * made the decision; it must not call back into convcat).  Without one, the
+ * environment variable CONVCAT_LOG=1 sends them to stderr.  Otherwise
+ * nothing is printed.  convcat_set_log_callback(NULL, NULL) removes the
+ * callback.
+ */
+typedef void (*convcat_log_callback)(void *user_data, const char *line);
+
+CONVCAT_API void convcat_set_log_callback(convcat_log_callback callback, void *user_data);
 
 #ifdef __cplusplus
 }
