@@ -351,6 +351,27 @@ CONVCAT_API uint32_t convcat_catalog_id(const convcat_catalog *catalog);
 
 /* ------------------------------------------------------------------------- */
 /**
+ * Finding the catalog.  convcat_default_catalog_path() gives the first of:
+ *
+ *  1. $CONVCAT_CATALOG, when set and not empty: then the only place looked
+ *     at (an explicit choice is never silently replaced by another file);
+ *  2. share/convcat/convcat.catalog of the prefix the library was loaded
+ *     from (its own file's directory, found with dladdr, up to the prefix:
+ *     an install moved or unpacked under DESTDIR still finds its catalog);
+ *  3. share/convcat/convcat.catalog of the prefix it was configured for.
+ *
+ * A place counts when a regular file is there.  If none is, the call fails
+ * with CONVCAT_ERR_IO and convcat_last_error() names every place tried and
+ * why each failed.  The path is written to `path_out` (`size` bytes; a path
+ * that does not fit is CONVCAT_ERR_INVALID_ARGUMENT).
+ */
+CONVCAT_API convcat_status convcat_default_catalog_path(char *path_out, size_t size);
+
+/** convcat_open() of convcat_default_catalog_path(): the installed catalog, with no path given. */
+CONVCAT_API convcat_status convcat_open_default(convcat_catalog **catalog_out);
+
+/* ------------------------------------------------------------------------- */
+/**
  * The opt-in log, the one exception to "the library never prints": one line
  * per decision (the kernel each plan took and why: the model's rank and
  * prediction, or the caller's pin; every autotune candidate's time or skip
