@@ -372,6 +372,76 @@ CONVCAT_API convcat_status convcat_open_default(convcat_catalog **catalog_out);
 
 /* ------------------------------------------------------------------------- */
 /**
+ * Several catalogs queried as one: a user's regenerated tiles beside the
+ * shipped catalog.  A set borrows its catalogs (close them after destroying
+ * the set) and holds each key once:
+ *
+ *  - CONVCAT_SET_UNIQUE (0): convcat_catalog_set_add refuses a catalog that
+ *    holds a key already in the set (CONVCAT_ERR_INVALID_ARGUMENT, naming
+ *    the key), and the set is unchanged;
+ *  - CONVCAT_SET_SHADOW: such entries of the added catalog are shadowed:
+ *    the catalog added first wins, as on a search path (add yours first to
+ *    prefer your builds of a kernel).  Shadowed entries are not found, and
+ *    convcat_query_set lists them as not runnable, saying by which catalog.
+ *
+ * Adding is not thread-safe; a set that is no longer added to may be
+ * queried from any number of threads.
+ */
+typedef struct convcat_catalog_set convcat_catalog_set;
+
+#define CONVCAT_SET_UNIQUE 0u
+#define CONVCAT_SET_SHADOW 1u
+
+CONVCAT_API convcat_status convcat_catalog_set_create(convcat_catalog_set **set_out);
+
+/** Destroy a set (not its catalogs).  NULL is fine. */
+CONVCAT_API void convcat_catalog_set_destroy(convcat_catalog_set *set);
+
+CONVCAT_API convcat_status convcat_catalog_set_add(convcat_catalog_set *set, const convcat_catalog *catalog,
+                                                   unsigned flags);
+
+/** Catalogs in the set, in the order they were added. */
+CONVCAT_API size_t convcat_catalog_set_size(const convcat_catalog_set *set);
+
+/** The set's `position`-th catalog (NULL past the end). */
+CONVCAT_API const convcat_catalog *convcat_catalog_set_at(const convcat_catalog_set *set, size_t position);
+
+/** Kernels the set holds, shadowed ones not counted. */
+CONVCAT_API size_t convcat_catalog_set_count(const convcat_catalog_set *set);
+
+/** The catalog and index of `key` (CONVCAT_ERR_NOT_FOUND if no catalog of the set has it). */
+CONVCAT_API convcat_status convcat_catalog_set_find(const convcat_catalog_set *set, const char *key,
+                                                    const convcat_catalog **catalog_out, size_t *index_out);
+
+/** One row of a set's query answer: a convcat_query row and the catalog it indexes. */
+typedef struct convcat_set_candidate {
+    const convcat_catalog *catalog;   /**< candidate.index is an entry of this catalog */
+    size_t position;                  /**< the catalog's position in the set */
+    convcat_candidate candidate;
+} convcat_set_candidate;
+
+/**
+ * convcat_query on every catalog of the set, merged: runnable rows first,
+ * fastest predicted first (equal predictions: deeper pipeline, then the
+ * earlier catalog), then the rest with their reasons.  The arguments are
+ * convcat_query's; make a plan from a row with
+ * convcat_plan_create(row.catalog, problem, row.candidate.index, &plan).
+ */
+CONVCAT_API convcat_status convcat_query_set(const convcat_catalog_set *set, const convcat_problem *problem,
+                                             convcat_arch arch, int sm_count, convcat_set_candidate *out,
+                                             size_t capacity, size_t *count_out, size_t *ok_out);
+
+/**
+ * convcat_plan_create with CONVCAT_AUTO over a set: the best-ranked kernel
+ * of any of its catalogs for the current device.  `catalog_out` and
+ * `index_out` (may be NULL) say which it took.
+ */
+CONVCAT_API convcat_status convcat_plan_create_set(const convcat_catalog_set *set, const convcat_problem *problem,
+                                                   convcat_plan **plan_out, const convcat_catalog **catalog_out,
+                                                   size_t *index_out);
+
+/* ------------------------------------------------------------------------- */
+/**
  * The opt-in log, the one exception to "the library never prints": one line
  * per decision (the kernel each plan took and why: the model's rank and
  * prediction, or the caller's pin; every autotune candidate's time or skip
