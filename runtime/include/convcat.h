@@ -308,7 +308,8 @@ CONVCAT_API const char *convcat_arch_name(convcat_arch arch);
 CONVCAT_API const char *convcat_schedule_name(convcat_schedule s);
 
 /* ------------------------------------------------------------------------- */
-/** Remembered autotune winners, keyed by problem, device arch and catalog. */
+/** Remembered autotune winners, keyed by problem, catalog (convcat_catalog_id) and device: its
+ *  arch, model name and SM count (an H100 PCIe and an H200 are both sm_90a, and do not share). */
 typedef struct convcat_tune_cache convcat_tune_cache;
 
 /**
@@ -333,9 +334,11 @@ CONVCAT_API void convcat_tune_cache_free(convcat_tune_cache *cache);
  * caller's tensors and stream (the output is written many times; with
  * beta != 0, c must not alias y), and return the fastest: its index and
  * median milliseconds over `iterations` launches.  With a cache (may be
- * NULL), a winner remembered for this problem, device arch and catalog is
- * returned without timing, and a new winner is remembered.  Synchronizes
- * `stream`.  Thread-safe.
+ * NULL), a winner remembered for this problem, catalog and device (arch,
+ * model name, SM count) is returned without timing, and a new winner is
+ * remembered.  Candidates the device cannot run, or whose workspace exceeds
+ * tensors->workspace_bytes, are skipped (convcat_autotune_results says
+ * which and why).  Synchronizes `stream`.  Thread-safe.
  */
 CONVCAT_API convcat_status convcat_autotune(const convcat_catalog *catalog, const convcat_problem *problem,
                                             const convcat_tensors *tensors, void *stream, int iterations,
@@ -439,6 +442,46 @@ CONVCAT_API convcat_status convcat_query_set(const convcat_catalog_set *set, con
 CONVCAT_API convcat_status convcat_plan_create_set(const convcat_catalog_set *set, const convcat_problem *problem,
                                                    convcat_plan **plan_out, const convcat_catalog **catalog_out,
                                                    size_t *index_out);
+
+/* ------------------------------------------------------------------------- */
+/**
+ * Autotuning with every candidate's result, in the manner of cudnnFind: each
+ * kernel that can run the problem (or the model's `top_k` best) is planned
+ * on the current device and timed on the caller's tensors and stream.  A
+ * candidate is skipped, with the reason in its result, when the device
+ * cannot run it or its workspace exceeds the caller's (`tensors->workspace_bytes`,
+ * 0 when `tensors->workspace` is NULL); a candidate whose timing fails is
+ * recorded with its error.  Neither stops the others.
+ */
+typedef struct convcat_tune_options {
+    int iterations;              /**< launches timed per candidate, the median reported (0: 20) */
+    size_t top_k;                /**< time only the model's top_k best candidates (0: all of them) */
+    convcat_tune_cache *cache;   /**< may be NULL: if set, the winner is remembered in it (never read) */
+} convcat_tune_options;
+
+CONVCAT_API void convcat_tune_options_init(convcat_tune_options *options);
+
+typedef struct convcat_tune_result {
+    size_t index;              /**< the catalog entry */
+    convcat_status status;     /**< CONVCAT_OK: timed; otherwise why it was skipped or failed (see reason) */
+    double ms;                 /**< median milliseconds (status CONVCAT_OK) */
+    double predicted_us;       /**< the query model's prediction */
+    size_t workspace_bytes;    /**< the plan's workspace (0 when no plan was made) */
+    char reason[192];          /**< why not timed ("" when timed) */
+} convcat_tune_result;
+
+/**
+ * Time the candidates; `out` gets the timed ones fastest first, then the
+ * skipped and failed ones in the model's order, at most `capacity` rows
+ * (`*count_out` of them; `*count_out` is set on failure too).  Succeeds
+ * when at least one candidate was timed (then out[0] is the winner);
+ * otherwise CONVCAT_ERR_NOT_FOUND (nothing could run: the rows say why) or
+ * the first candidate's error when timing failed.  Synchronizes `stream`.
+ */
+CONVCAT_API convcat_status convcat_autotune_results(const convcat_catalog *catalog, const convcat_problem *problem,
+                                                    const convcat_tensors *tensors, void *stream,
+                                                    const convcat_tune_options *options, convcat_tune_result *out,
+                                                    size_t capacity, size_t *count_out);
 
 /* ------------------------------------------------------------------------- */
 /**
