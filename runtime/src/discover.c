@@ -112,8 +112,12 @@ convcat_status convcat_default_catalog_path(char *path_out, size_t size)
         relocated_catalog(relocated, sizeof relocated, why, sizeof why);
         if (!*relocated)
             tried(list, sizeof list, "the library's own prefix", why);
-        else if (is_file(relocated, why, sizeof why))
+        else if (is_file(relocated, why, sizeof why)) {
+            char canonical[PATH_MAX];   /* .../bin/../share/... read as .../share/... */
+            if (realpath(relocated, canonical))
+                snprintf(relocated, sizeof relocated, "%s", canonical);
             found = relocated;
+        }
         else
             tried(list, sizeof list, relocated, why);
     }
