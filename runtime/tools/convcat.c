@@ -16,9 +16,9 @@
  * (convcat_open_default's search).
  *
  * Exit status: 0 success; 1 the work failed (no kernel can run the problem,
- * a refused plan, a wrong answer, a driver error); 2 an invalid command line
- * (an unknown command or option, a bad value, an invalid problem) or no
- * usable catalog.
+ * no kernel of that key, a refused plan, a wrong answer, a driver error); 2 an
+ * invalid command line (an unknown command or option, a bad value, an invalid
+ * problem) or no usable catalog.
  */
 #include <errno.h>
 #include <limits.h>
@@ -77,9 +77,10 @@ static const char usage_main[] =
     "when convcat runs from its build tree, else the installed one (share/convcat/convcat.catalog\n"
     "of convcat's prefix).\n"
     "\n"
-    "Exit status: 0 success; 1 the work failed (no kernel can run the problem, a refused plan, a\n"
-    "wrong answer, a driver error); 2 an invalid command line (unknown command or option, a bad\n"
-    "value, an invalid problem such as --n -5, --groups 0 or --stride_h 0) or no usable catalog.\n"
+    "Exit status: 0 success; 1 the work failed (no kernel can run the problem, no kernel of that\n"
+    "key, a refused plan, a wrong answer, a driver error); 2 an invalid command line (unknown\n"
+    "command or option, a bad value, an invalid problem such as --n -5, --groups 0 or\n"
+    "--stride_h 0) or no usable catalog (none found, unreadable, corrupt, another version).\n"
     "\n"
     "CONVCAT_LOG=1 makes the library say which kernel each plan takes and why (on stderr).\n";
 
