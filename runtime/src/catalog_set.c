@@ -142,6 +142,8 @@ convcat_status convcat_catalog_set_find(const convcat_catalog_set *set, const ch
             return CONVCAT_OK;
         }
     }
+    if (set->size == 1)
+        return cvc_fail(CONVCAT_ERR_NOT_FOUND, "no kernel '%s' in the catalog", key);
     return cvc_fail(CONVCAT_ERR_NOT_FOUND, "no kernel '%s' in any of the set's %zu catalogs", key, set->size);
 }
 
