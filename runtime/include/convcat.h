@@ -10,7 +10,8 @@
  *    error) unless it cannot fail; results come back through `*_out`.
  *  - On failure, convcat_last_error() returns a sentence saying what went
  *    wrong (thread-local, valid until the next failing call on the thread).
- *  - The library never exits, aborts or prints.
+ *  - The library never exits, aborts or prints, except the log a user opts
+ *    into (CONVCAT_LOG=1, or convcat_set_log_callback: see the end of this file).
  *  - The CUDA driver is loaded on first need with dlopen("libcuda.so.1"):
  *    opening, listing, checking and querying work without a GPU or driver.
  *  - Thread safety: a catalog and its plans may be used from any number of
@@ -35,6 +36,33 @@ extern "C" {
 #else
 #define CONVCAT_API
 #endif
+
+/* ------------------------------------------------------------------------- */
+/**
+ * Versions.  The project's version (meson.build) is the one fact; `meson
+ * setup` refuses a header whose macros disagree with it.  The library's
+ * soname (libconvcat.so.N) changes with every change that breaks binaries
+ * built against an older header (a struct's size or layout, a removed or
+ * changed function, an enum value's meaning); additions do not change it.
+ * Compare convcat_version() with CONVCAT_VERSION to catch a header of one
+ * release used with a library of another.
+ */
+#define CONVCAT_VERSION_MAJOR 0
+#define CONVCAT_VERSION_MINOR 2
+#define CONVCAT_VERSION_PATCH 0
+#define CONVCAT_VERSION "0.2.0"
+/** MAJOR * 10000 + MINOR * 100 + PATCH, for `#if CONVCAT_VERSION_NUMBER >= 200`. */
+#define CONVCAT_VERSION_NUMBER \
+    (CONVCAT_VERSION_MAJOR * 10000 + CONVCAT_VERSION_MINOR * 100 + CONVCAT_VERSION_PATCH)
+
+/** The library's version string, "MAJOR.MINOR.PATCH" (CONVCAT_VERSION of the header it was built with). */
+CONVCAT_API const char *convcat_version(void);
+
+/** The catalog file format version this library reads (a catalog of another is refused at open). */
+CONVCAT_API unsigned convcat_catalog_format_version(void);
+
+/** The kernel parameter ABI this library passes (a catalog of another ABI is refused at open). */
+CONVCAT_API unsigned convcat_kernel_abi_version(void);
 
 /** Status codes.  convcat_status_string() names each. */
 typedef enum convcat_status {
@@ -280,7 +308,8 @@ CONVCAT_API const char *convcat_arch_name(convcat_arch arch);
 CONVCAT_API const char *convcat_schedule_name(convcat_schedule s);
 
 /* ------------------------------------------------------------------------- */
-/** Remembered autotune winners, keyed by problem, device arch and catalog. */
+/** Remembered autotune winners, keyed by problem, catalog (convcat_catalog_id) and device: its
+ *  arch, model name and SM count (an H100 PCIe and an H200 are both sm_90a, and do not share). */
 typedef struct convcat_tune_cache convcat_tune_cache;
 
 /**
@@ -305,9 +334,11 @@ CONVCAT_API void convcat_tune_cache_free(convcat_tune_cache *cache);
  * caller's tensors and stream (the output is written many times; with
  * beta != 0, c must not alias y), and return the fastest: its index and
  * median milliseconds over `iterations` launches.  With a cache (may be
- * NULL), a winner remembered for this problem, device arch and catalog is
- * returned without timing, and a new winner is remembered.  Synchronizes
- * `stream`.  Thread-safe.
+ * NULL), a winner remembered for this problem, catalog and device (arch,
+ * model name, SM count) is returned without timing, and a new winner is
+ * remembered.  Candidates the device cannot run, or whose workspace exceeds
+ * tensors->workspace_bytes, are skipped (convcat_autotune_results says
+ * which and why).  Synchronizes `stream`.  Thread-safe.
  */
 CONVCAT_API convcat_status convcat_autotune(const convcat_catalog *catalog, const convcat_problem *problem,
                                             const convcat_tensors *tensors, void *stream, int iterations,
@@ -315,6 +346,158 @@ CONVCAT_API convcat_status convcat_autotune(const convcat_catalog *catalog, cons
 
 /** The arch of the current context's device (CONVCAT_ARCH_ANY if none of ours). */
 CONVCAT_API convcat_status convcat_device_arch(convcat_arch *arch_out, int *sm_count_out);
+
+/* ------------------------------------------------------------------------- */
+/** A catalog's identity: the CRC-32 of its index, which names its contents (the kernels, their
+ *  launch fields and code checksums); tune caches key winners by it.  0 for NULL. */
+CONVCAT_API uint32_t convcat_catalog_id(const convcat_catalog *catalog);
+
+/* ------------------------------------------------------------------------- */
+/**
+ * Finding the catalog.  convcat_default_catalog_path() gives the first of:
+ *
+ *  1. $CONVCAT_CATALOG, when set and not empty: then the only place looked
+ *     at (an explicit choice is never silently replaced by another file);
+ *  2. share/convcat/convcat.catalog of the prefix the library was loaded
+ *     from (its own file's directory, found with dladdr, up to the prefix:
+ *     an install moved or unpacked under DESTDIR still finds its catalog);
+ *  3. share/convcat/convcat.catalog of the prefix it was configured for.
+ *
+ * A place counts when a regular file is there.  If none is, the call fails
+ * with CONVCAT_ERR_IO and convcat_last_error() names every place tried and
+ * why each failed.  The path is written to `path_out` (`size` bytes; a path
+ * that does not fit is CONVCAT_ERR_INVALID_ARGUMENT).
+ */
+CONVCAT_API convcat_status convcat_default_catalog_path(char *path_out, size_t size);
+
+/** convcat_open() of convcat_default_catalog_path(): the installed catalog, with no path given. */
+CONVCAT_API convcat_status convcat_open_default(convcat_catalog **catalog_out);
+
+/* ------------------------------------------------------------------------- */
+/**
+ * Several catalogs queried as one: a user's regenerated tiles beside the
+ * shipped catalog.  A set borrows its catalogs (close them after destroying
+ * the set) and holds each key once:
+ *
+ *  - CONVCAT_SET_UNIQUE (0): convcat_catalog_set_add refuses a catalog that
+ *    holds a key already in the set (CONVCAT_ERR_INVALID_ARGUMENT, naming
+ *    the key), and the set is unchanged;
+ *  - CONVCAT_SET_SHADOW: such entries of the added catalog are shadowed:
+ *    the catalog added first wins, as on a search path (add yours first to
+ *    prefer your builds of a kernel).  Shadowed entries are not found, and
+ *    convcat_query_set lists them as not runnable, saying by which catalog.
+ *
+ * Adding is not thread-safe; a set that is no longer added to may be
+ * queried from any number of threads.
+ */
+typedef struct convcat_catalog_set convcat_catalog_set;
+
+#define CONVCAT_SET_UNIQUE 0u
+#define CONVCAT_SET_SHADOW 1u
+
+CONVCAT_API convcat_status convcat_catalog_set_create(convcat_catalog_set **set_out);
+
+/** Destroy a set (not its catalogs).  NULL is fine. */
+CONVCAT_API void convcat_catalog_set_destroy(convcat_catalog_set *set);
+
+CONVCAT_API convcat_status convcat_catalog_set_add(convcat_catalog_set *set, const convcat_catalog *catalog,
+                                                   unsigned flags);
+
+/** Catalogs in the set, in the order they were added. */
+CONVCAT_API size_t convcat_catalog_set_size(const convcat_catalog_set *set);
+
+/** The set's `position`-th catalog (NULL past the end). */
+CONVCAT_API const convcat_catalog *convcat_catalog_set_at(const convcat_catalog_set *set, size_t position);
+
+/** Kernels the set holds, shadowed ones not counted. */
+CONVCAT_API size_t convcat_catalog_set_count(const convcat_catalog_set *set);
+
+/** The catalog and index of `key` (CONVCAT_ERR_NOT_FOUND if no catalog of the set has it). */
+CONVCAT_API convcat_status convcat_catalog_set_find(const convcat_catalog_set *set, const char *key,
+                                                    const convcat_catalog **catalog_out, size_t *index_out);
+
+/** One row of a set's query answer: a convcat_query row and the catalog it indexes. */
+typedef struct convcat_set_candidate {
+    const convcat_catalog *catalog;   /**< candidate.index is an entry of this catalog */
+    size_t position;                  /**< the catalog's position in the set */
+    convcat_candidate candidate;
+} convcat_set_candidate;
+
+/**
+ * convcat_query on every catalog of the set, merged: runnable rows first,
+ * fastest predicted first (equal predictions: deeper pipeline, then the
+ * earlier catalog), then the rest with their reasons.  The arguments are
+ * convcat_query's; make a plan from a row with
+ * convcat_plan_create(row.catalog, problem, row.candidate.index, &plan).
+ */
+CONVCAT_API convcat_status convcat_query_set(const convcat_catalog_set *set, const convcat_problem *problem,
+                                             convcat_arch arch, int sm_count, convcat_set_candidate *out,
+                                             size_t capacity, size_t *count_out, size_t *ok_out);
+
+/**
+ * convcat_plan_create with CONVCAT_AUTO over a set: the best-ranked kernel
+ * of any of its catalogs for the current device.  `catalog_out` and
+ * `index_out` (may be NULL) say which it took.
+ */
+CONVCAT_API convcat_status convcat_plan_create_set(const convcat_catalog_set *set, const convcat_problem *problem,
+                                                   convcat_plan **plan_out, const convcat_catalog **catalog_out,
+                                                   size_t *index_out);
+
+/* ------------------------------------------------------------------------- */
+/**
+ * Autotuning with every candidate's result, in the manner of cudnnFind: each
+ * kernel that can run the problem (or the model's `top_k` best) is planned
+ * on the current device and timed on the caller's tensors and stream.  A
+ * candidate is skipped, with the reason in its result, when the device
+ * cannot run it or its workspace exceeds the caller's (`tensors->workspace_bytes`,
+ * 0 when `tensors->workspace` is NULL); a candidate whose timing fails is
+ * recorded with its error.  Neither stops the others.
+ */
+typedef struct convcat_tune_options {
+    int iterations;              /**< launches timed per candidate, the median reported (0: 20) */
+    size_t top_k;                /**< time only the model's top_k best candidates (0: all of them) */
+    convcat_tune_cache *cache;   /**< may be NULL: if set, the winner is remembered in it (never read) */
+} convcat_tune_options;
+
+CONVCAT_API void convcat_tune_options_init(convcat_tune_options *options);
+
+typedef struct convcat_tune_result {
+    size_t index;              /**< the catalog entry */
+    convcat_status status;     /**< CONVCAT_OK: timed; otherwise why it was skipped or failed (see reason) */
+    double ms;                 /**< median milliseconds (status CONVCAT_OK) */
+    double predicted_us;       /**< the query model's prediction */
+    size_t workspace_bytes;    /**< the plan's workspace (0 when no plan was made) */
+    char reason[192];          /**< why not timed ("" when timed) */
+} convcat_tune_result;
+
+/**
+ * Time the candidates; `out` gets the timed ones fastest first, then the
+ * skipped and failed ones in the model's order, at most `capacity` rows
+ * (`*count_out` of them; `*count_out` is set on failure too).  Succeeds
+ * when at least one candidate was timed (then out[0] is the winner);
+ * otherwise CONVCAT_ERR_NOT_FOUND (nothing could run: the rows say why) or
+ * the first candidate's error when timing failed.  Synchronizes `stream`.
+ */
+CONVCAT_API convcat_status convcat_autotune_results(const convcat_catalog *catalog, const convcat_problem *problem,
+                                                    const convcat_tensors *tensors, void *stream,
+                                                    const convcat_tune_options *options, convcat_tune_result *out,
+                                                    size_t capacity, size_t *count_out);
+
+/* ------------------------------------------------------------------------- */
+/**
+ * The opt-in log, the one exception to "the library never prints": one line
+ * per decision (the kernel each plan took and why: the model's rank and
+ * prediction, or the caller's pin; every autotune candidate's time or skip
+ * reason; a tune cache hit; the catalog convcat_open_default found).  With
+ * a callback set, lines go to it (no trailing newline; from the thread that
+ * made the decision; it must not call back into convcat).  Without one, the
+ * environment variable CONVCAT_LOG=1 sends them to stderr.  Otherwise
+ * nothing is printed.  convcat_set_log_callback(NULL, NULL) removes the
+ * callback.
+ */
+typedef void (*convcat_log_callback)(void *user_data, const char *line);
+
+CONVCAT_API void convcat_set_log_callback(convcat_log_callback callback, void *user_data);
 
 #ifdef __cplusplus
 }

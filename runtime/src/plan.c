@@ -18,6 +18,7 @@
 
 #include "driver.h"
 #include "internal.h"
+#include "log.h"
 
 struct convcat_plan {
     size_t index;
@@ -325,6 +326,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     if (!catalog || !p || !out || (index != CONVCAT_AUTO && index >= catalog->count))
         return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_plan_create: NULL argument or no entry %zu", index);
     *out = NULL;
+    const bool picked = index == CONVCAT_AUTO;
     convcat_catalog *cat = (convcat_catalog *)catalog;   /* lazy code loading is internally locked */
     const cvc_driver *drv;
     CUdevice dev;
@@ -390,6 +392,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     }
     pl->grid = cvc_grid_for(&pl->params, fit, pl->cluster);
     pl->chained = chained_launch(e);
+    cvc_log_plan(cat, p, pl, picked);
     *out = pl;
     return CONVCAT_OK;
 }

@@ -1,18 +1,30 @@
-/* tune.c: the autotune mode and its cache file.
+/* tune.c: autotuning (every candidate timed, in the manner of cudnnFind) and its cache file.
  *
- * convcat_autotune times every kernel that can run a problem, on the caller's
- * tensors and stream, and keeps the fastest.  A cache remembers winners by
- * (catalog, device arch, problem): the catalog is named by its index CRC, so
- * a regenerated catalog never reuses another's verdicts.
+ * convcat_autotune_results times each kernel that can run a problem (or the
+ * model's top_k best), on the caller's tensors and stream, and reports each
+ * candidate's time or why it was skipped or failed: a device that cannot run
+ * the kernel, a workspace larger than the caller's, a failed launch.  None
+ * of those stops the others.  convcat_autotune is the same with a cache and
+ * only the winner returned.
+ *
+ * A cache remembers winners by (catalog, device, problem): the catalog is
+ * named by its index CRC, so a regenerated catalog never reuses another's
+ * verdicts; the device by its arch, model name and SM count, so an H100 PCIe
+ * (114 SMs) and an H200 (132), both sm_90a, keep their own.
  *
  * The cache file is text, one winner a line after a fixed first line:
  *
- *     # convcat autotune cache 1
- *     <catalog id, 8 hex> <arch> <kernel key> <median ms> <problem>
+ *     # convcat autotune cache 2
+ *     <catalog id, 8 hex> <arch> <SMs> <device> <kernel key> <median ms> <problem>
  *
- * where <problem> spells every field of convcat_problem.  A file that breaks
- * this grammar anywhere is ignored whole, with a warning: a cache is only an
- * optimisation, and half-trusting a damaged one would be worse than none.
+ * where <device> is the model name with every byte but [A-Za-z0-9._-]
+ * written %XX ("NVIDIA%20H200"; "-" for none) and <problem> spells every
+ * field of convcat_problem.  Version 1 files (no <SMs> <device>) still load;
+ * their rows have no device, so convcat_autotune, which always asks for one,
+ * never takes them: the next tune on each device measures again.  A file
+ * that breaks the grammar anywhere is ignored whole, with a warning: a cache
+ * is only an optimisation, and half-trusting a damaged one would be worse
+ * than none.
  */
 #include <errno.h>
 #include <math.h>
@@ -23,13 +35,19 @@
 
 #include "driver.h"
 #include "internal.h"
+#include "log.h"
+#include "tune_internal.h"
 
-#define CACHE_HEADER "# convcat autotune cache 1"
+#define CACHE_HEADER_V1 "# convcat autotune cache 1"
+#define CACHE_HEADER "# convcat autotune cache 2"
 #define PROBLEM_TEXT 192
+#define DEFAULT_ITERATIONS 20
 
 typedef struct tune_row {
     uint32_t catalog_id;
     convcat_arch arch;
+    int sms;                               /* 0: no device */
+    char device[CVC_DEVICE_NAME_BYTES];    /* encoded (device_text); "" : no device */
     char problem[PROBLEM_TEXT];
     char key[CVC_KEY_BYTES];
     double ms;
@@ -54,17 +72,37 @@ static void problem_text(const convcat_problem *p, char *buf, size_t n)
              p->dilation[2], p->groups, p->mode == CONVCAT_CROSS_CORRELATION ? "xcorr" : "conv");
 }
 
-static tune_row *find_row(convcat_tune_cache *c, uint32_t id, convcat_arch arch, const char *problem)
+/* A device name as one word of the file: bytes outside [A-Za-z0-9._-] as %XX ("" stays ""). */
+static void device_text(const char *name, char *buf, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (const unsigned char *s = (const unsigned char *)(name ? name : ""); *s && o + 4 <= n; ++s) {
+        if ((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '.' ||
+            *s == '_' || *s == '-') {
+            buf[o++] = (char)*s;
+        } else {
+            buf[o++] = '%';
+            buf[o++] = hex[*s >> 4];
+            buf[o++] = hex[*s & 15];
+        }
+    }
+    buf[o] = '\0';
+}
+
+static tune_row *find_row(convcat_tune_cache *c, uint32_t id, convcat_arch arch, const char *device, int sms,
+                          const char *problem)
 {
     for (size_t i = 0; i < c->count; ++i)
-        if (c->rows[i].catalog_id == id && c->rows[i].arch == arch && strcmp(c->rows[i].problem, problem) == 0)
+        if (c->rows[i].catalog_id == id && c->rows[i].arch == arch && c->rows[i].sms == sms &&
+            strcmp(c->rows[i].device, device) == 0 && strcmp(c->rows[i].problem, problem) == 0)
             return &c->rows[i];
     return NULL;
 }
 
 static convcat_status add_row(convcat_tune_cache *c, const tune_row *r)
 {
-    tune_row *same = find_row(c, r->catalog_id, r->arch, r->problem);
+    tune_row *same = find_row(c, r->catalog_id, r->arch, r->device, r->sms, r->problem);
     if (same) {
         *same = *r;
         return CONVCAT_OK;
@@ -81,10 +119,11 @@ static convcat_status add_row(convcat_tune_cache *c, const tune_row *r)
     return CONVCAT_OK;
 }
 
-convcat_status cvc_tune_cache_put(convcat_tune_cache *c, uint32_t id, convcat_arch arch, const convcat_problem *p,
-                                  const char *key, double ms)
+convcat_status cvc_tune_cache_put_device(convcat_tune_cache *c, uint32_t id, convcat_arch arch, const char *device,
+                                         int sms, const convcat_problem *p, const char *key, double ms)
 {
-    tune_row r = {.catalog_id = id, .arch = arch, .ms = ms};
+    tune_row r = {.catalog_id = id, .arch = arch, .sms = sms, .ms = ms};
+    device_text(device, r.device, sizeof r.device);
     problem_text(p, r.problem, sizeof r.problem);
     snprintf(r.key, sizeof r.key, "%s", key);
     pthread_mutex_lock(&c->lock);
@@ -93,13 +132,14 @@ convcat_status cvc_tune_cache_put(convcat_tune_cache *c, uint32_t id, convcat_ar
     return st;
 }
 
-bool cvc_tune_cache_get(convcat_tune_cache *c, uint32_t id, convcat_arch arch, const convcat_problem *p, char *key,
-                        size_t key_size, double *ms)
+bool cvc_tune_cache_get_device(convcat_tune_cache *c, uint32_t id, convcat_arch arch, const char *device, int sms,
+                               const convcat_problem *p, char *key, size_t key_size, double *ms)
 {
-    char problem[PROBLEM_TEXT];
+    char problem[PROBLEM_TEXT], dev[CVC_DEVICE_NAME_BYTES];
     problem_text(p, problem, sizeof problem);
+    device_text(device, dev, sizeof dev);
     pthread_mutex_lock(&c->lock);
-    const tune_row *r = find_row(c, id, arch, problem);
+    const tune_row *r = find_row(c, id, arch, dev, sms, problem);
     if (r) {
         snprintf(key, key_size, "%s", r->key);
         *ms = r->ms;
@@ -108,14 +148,34 @@ bool cvc_tune_cache_get(convcat_tune_cache *c, uint32_t id, convcat_arch arch, c
     return r != NULL;
 }
 
-/* One line of the file; false with a reason. */
-static bool parse_line(char *line, tune_row *r, char *why, size_t n)
+convcat_status cvc_tune_cache_put(convcat_tune_cache *c, uint32_t id, convcat_arch arch, const convcat_problem *p,
+                                  const char *key, double ms)
 {
-    char arch[16], key[CVC_KEY_BYTES], problem[PROBLEM_TEXT], extra;
+    return cvc_tune_cache_put_device(c, id, arch, "", 0, p, key, ms);
+}
+
+bool cvc_tune_cache_get(convcat_tune_cache *c, uint32_t id, convcat_arch arch, const convcat_problem *p, char *key,
+                        size_t key_size, double *ms)
+{
+    return cvc_tune_cache_get_device(c, id, arch, "", 0, p, key, key_size, ms);
+}
+
+/* One line of a file of `version` 1 or 2; false with a reason. */
+static bool parse_line(char *line, int version, tune_row *r, char *why, size_t n)
+{
+    char arch[16], key[CVC_KEY_BYTES], problem[PROBLEM_TEXT], device[CVC_DEVICE_NAME_BYTES], extra;
     unsigned id;
     cvc_key k;
-    if (sscanf(line, "%8x %15s %111s %lf %191s %c", &id, arch, key, &r->ms, problem, &extra) != 5) {
-        cvc_say(why, n, "not '<catalog id> <arch> <key> <ms> <problem>'");
+    int sms = 0;
+    if (version == 1) {
+        if (sscanf(line, "%8x %15s %111s %lf %191s %c", &id, arch, key, &r->ms, problem, &extra) != 5) {
+            cvc_say(why, n, "not '<catalog id> <arch> <key> <ms> <problem>'");
+            return false;
+        }
+        device[0] = '\0';
+    } else if (sscanf(line, "%8x %15s %d %95s %111s %lf %191s %c", &id, arch, &sms, device, key, &r->ms, problem,
+                      &extra) != 7) {
+        cvc_say(why, n, "not '<catalog id> <arch> <SMs> <device> <key> <ms> <problem>'");
         return false;
     }
     r->catalog_id = id;
@@ -125,12 +185,26 @@ static bool parse_line(char *line, tune_row *r, char *why, size_t n)
         cvc_say(why, n, "unknown arch '%s'", arch);
         return false;
     }
+    if (sms < 0) {
+        cvc_say(why, n, "SM count %d is negative", sms);
+        return false;
+    }
+    if (strcmp(device, "-") == 0)
+        device[0] = '\0';
+    for (const char *d = device; *d; ++d)
+        if (!((*d >= 'A' && *d <= 'Z') || (*d >= 'a' && *d <= 'z') || (*d >= '0' && *d <= '9') || *d == '.' ||
+              *d == '_' || *d == '-' || *d == '%')) {
+            cvc_say(why, n, "device '%s' is not an encoded device name", device);
+            return false;
+        }
     if (!cvc_key_parse(key, &k, why, n))
         return false;
     if (!(r->ms > 0 && isfinite(r->ms))) {
         cvc_say(why, n, "time %g ms is not a positive number", r->ms);
         return false;
     }
+    r->sms = sms;
+    snprintf(r->device, sizeof r->device, "%s", device);
     snprintf(r->key, sizeof r->key, "%s", key);
     snprintf(r->problem, sizeof r->problem, "%s", problem);
     return true;
@@ -160,6 +234,7 @@ convcat_status convcat_tune_cache_load(const char *path, convcat_tune_cache **ou
     }
     char line[512], why[192] = "";
     size_t no = 0;
+    int version = 0;
     bool ok = true;
     while (ok && fgets(line, sizeof line, f)) {
         ++no;
@@ -169,14 +244,15 @@ convcat_status convcat_tune_cache_load(const char *path, convcat_tune_cache **ou
             ok = false;
         } else if (no == 1) {
             line[len - 1] = '\0';
-            if (strcmp(line, CACHE_HEADER) != 0) {
+            version = strcmp(line, CACHE_HEADER) == 0 ? 2 : strcmp(line, CACHE_HEADER_V1) == 0 ? 1 : 0;
+            if (!version) {
                 cvc_say(why, sizeof why, "line 1 is not '%s'", CACHE_HEADER);
                 ok = false;
             }
         } else {
             tune_row r;
             char reason[160];
-            if (!parse_line(line, &r, reason, sizeof reason)) {
+            if (!parse_line(line, version, &r, reason, sizeof reason)) {
                 cvc_say(why, sizeof why, "line %zu: %s", no, reason);
                 ok = false;
             } else if (add_row(c, &r) != CONVCAT_OK) {
@@ -215,8 +291,8 @@ convcat_status convcat_tune_cache_save(const convcat_tune_cache *cache, const ch
     int bad = fprintf(f, "%s\n", CACHE_HEADER) < 0;
     for (size_t i = 0; i < c->count && !bad; ++i) {
         const tune_row *r = &c->rows[i];
-        bad = fprintf(f, "%08x %s %s %.6f %s\n", r->catalog_id, convcat_arch_name(r->arch), r->key, r->ms,
-                      r->problem) < 0;
+        bad = fprintf(f, "%08x %s %d %s %s %.6f %s\n", r->catalog_id, convcat_arch_name(r->arch), r->sms,
+                      r->device[0] ? r->device : "-", r->key, r->ms, r->problem) < 0;
     }
     pthread_mutex_unlock(&c->lock);
     bad |= fclose(f) != 0;
@@ -283,6 +359,215 @@ convcat_status cvc_time_plan(const convcat_plan *plan, const convcat_tensors *t,
     return st;
 }
 
+convcat_status cvc_device_identity(convcat_arch *arch, int *sms, char *name, size_t name_size)
+{
+    convcat_status st = convcat_device_arch(arch, sms);
+    if (st != CONVCAT_OK)
+        return st;
+    const cvc_driver *drv;
+    CUdevice dev;
+    if ((st = cvc_driver_get(&drv)) != CONVCAT_OK ||
+        (st = cvc_cuda_check(drv->cuCtxGetDevice(&dev), "cuCtxGetDevice")) != CONVCAT_OK)
+        return st;
+    char buf[256] = "";
+    if ((st = cvc_cuda_check(drv->cuDeviceGetName(buf, (int)sizeof buf - 1, dev), "cuDeviceGetName")) != CONVCAT_OK)
+        return st;
+    snprintf(name, name_size, "%s", buf);
+    return CONVCAT_OK;
+}
+
+/* ---- the candidates ------------------------------------------------------- */
+
+typedef struct tried {
+    convcat_tune_result r;
+    size_t rank;   /* the model's order */
+} tried;
+
+/* Timed first, fastest first; then the rest in the model's order. */
+static int by_result(const void *x, const void *y)
+{
+    const tried *a = x, *b = y;
+    const bool ta = a->r.status == CONVCAT_OK, tb = b->r.status == CONVCAT_OK;
+    if (ta != tb)
+        return ta ? -1 : 1;
+    if (ta && a->r.ms != b->r.ms)
+        return a->r.ms < b->r.ms ? -1 : 1;
+    return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/* A skip is the device's or the caller's limit, not a failure of the tune. */
+static bool is_skip(convcat_status st)
+{
+    return st == CONVCAT_ERR_NO_DEVICE || st == CONVCAT_ERR_UNSUPPORTED;
+}
+
+convcat_status cvc_tune_candidates(const convcat_catalog *cat, const convcat_problem *p, convcat_arch arch, int sms,
+                                   size_t limit, size_t top_k, const cvc_tune_ops *ops, convcat_tune_result *out,
+                                   size_t capacity, size_t *count_out)
+{
+    *count_out = 0;
+    convcat_candidate *c = malloc((cat->count ? cat->count : 1) * sizeof *c);
+    if (!c)
+        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory autotuning");
+    size_t rows = 0, ok = 0;
+    convcat_status st = convcat_query(cat, p, arch, sms, c, cat->count, &rows, &ok);
+    if (st == CONVCAT_OK && ok == 0)
+        st = rows ? cvc_fail(CONVCAT_ERR_NOT_FOUND, "no kernel can run the problem; e.g. %s: %s",
+                             cat->entries[c[0].index].key, c[0].reason)
+                  : cvc_fail(CONVCAT_ERR_NOT_FOUND, "no %s kernel of the catalog can run the problem",
+                             convcat_arch_name(arch));
+    const size_t n = top_k && top_k < ok ? top_k : ok;
+    tried *t = st == CONVCAT_OK ? calloc(n ? n : 1, sizeof *t) : NULL;
+    if (st == CONVCAT_OK && !t)
+        st = cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory autotuning");
+    const bool log = st == CONVCAT_OK && cvc_log_enabled();
+    size_t done = 0, timed = 0;
+    convcat_status first_error = CONVCAT_OK;
+    char first_why[256] = "";
+    for (; st == CONVCAT_OK && done < n; ++done) {
+        convcat_tune_result *r = &t[done].r;
+        const cvc_entry *e = &cat->entries[c[done].index];
+        t[done].rank = done;
+        r->index = c[done].index;
+        r->predicted_us = c[done].predicted_us;
+        void *plan = NULL;
+        r->status = ops->plan(ops->ctx, r->index, &plan, &r->workspace_bytes);
+        if (r->status == CONVCAT_OK && r->workspace_bytes > limit) {
+            r->status = CONVCAT_ERR_UNSUPPORTED;
+            cvc_say(r->reason, sizeof r->reason, "skipped: needs %zu bytes of workspace; the caller's holds %zu",
+                    r->workspace_bytes, limit);
+        } else if (r->status == CONVCAT_OK) {
+            r->status = ops->time(ops->ctx, plan, &r->ms);
+        }
+        if (plan)
+            ops->destroy(ops->ctx, plan);
+        if (r->status != CONVCAT_OK && !r->reason[0])
+            cvc_say(r->reason, sizeof r->reason, "%s%s", is_skip(r->status) ? "skipped: " : "",
+                    convcat_last_error());
+        if (r->status == CONVCAT_OK)
+            ++timed;
+        else if (!is_skip(r->status) && first_error == CONVCAT_OK) {
+            first_error = r->status;
+            snprintf(first_why, sizeof first_why, "%s: %s", e->key, r->reason);
+        }
+        if (r->status == CONVCAT_ERR_NO_MEMORY)   /* the host is out of memory: stop */
+            st = r->status;
+        if (log) {
+            if (r->status == CONVCAT_OK)
+                cvc_log("autotune: %s: %.4f ms (predicted %.1f us, workspace %zu bytes)", e->key, r->ms,
+                        r->predicted_us, r->workspace_bytes);
+            else
+                cvc_log("autotune: %s: %s", e->key, r->reason);
+        }
+    }
+    if (st == CONVCAT_OK || st == CONVCAT_ERR_NO_MEMORY) {
+        if (t) {
+            qsort(t, done, sizeof *t, by_result);
+            const size_t k = done < capacity ? done : capacity;
+            for (size_t i = 0; i < k; ++i)
+                out[i] = t[i].r;
+            *count_out = k;
+        }
+    }
+    if (st == CONVCAT_OK && timed == 0)
+        st = first_error != CONVCAT_OK
+                 ? cvc_fail(first_error, "no candidate could be timed; the first failure: %s", first_why)
+                 : cvc_fail(CONVCAT_ERR_NOT_FOUND, "none of the %zu candidates could run here; e.g. %s: %s", done,
+                            cat->entries[t[0].r.index].key, t[0].r.reason);
+    if (st == CONVCAT_OK && log)
+        cvc_log("autotune: winner %s, %.4f ms; %zu of %zu candidates timed%s", cat->entries[t[0].r.index].key,
+                t[0].r.ms, timed, done, n < ok ? " (top_k of the model's ranking)" : "");
+    free(t);
+    free(c);
+    return st;
+}
+
+/* The library's ops: a real plan on the current device, timed with CUDA events. */
+typedef struct real_ctx {
+    const convcat_catalog *cat;
+    const convcat_problem *p;
+    const convcat_tensors *t;
+    void *stream;
+    int iterations;
+} real_ctx;
+
+static convcat_status real_plan(void *ctx, size_t index, void **plan_out, size_t *workspace)
+{
+    const real_ctx *x = ctx;
+    convcat_plan *plan = NULL;
+    convcat_status st = convcat_plan_create(x->cat, x->p, index, &plan);
+    convcat_plan_info info = {0};
+    if (st == CONVCAT_OK)
+        st = convcat_plan_info_get(plan, &info);
+    *plan_out = plan;
+    *workspace = info.workspace_bytes;
+    return st;
+}
+
+static convcat_status real_time(void *ctx, void *plan, double *ms)
+{
+    const real_ctx *x = ctx;
+    return cvc_time_plan(plan, x->t, x->stream, x->iterations, ms);
+}
+
+static void real_destroy(void *ctx, void *plan)
+{
+    (void)ctx;
+    convcat_plan_destroy(plan);
+}
+
+void convcat_tune_options_init(convcat_tune_options *o)
+{
+    if (o)
+        *o = (convcat_tune_options){.iterations = DEFAULT_ITERATIONS, .top_k = 0, .cache = NULL};
+}
+
+/* Results into `out` for the current device, whose identity comes back too. */
+static convcat_status tune_here(const convcat_catalog *cat, const convcat_problem *p, const convcat_tensors *t,
+                                void *stream, int iterations, size_t top_k, convcat_tune_result *out,
+                                size_t capacity, size_t *count_out, convcat_arch *arch, int *sms, char *device,
+                                size_t device_size)
+{
+    convcat_status st = cvc_device_identity(arch, sms, device, device_size);
+    if (st != CONVCAT_OK)
+        return st;
+    real_ctx ctx = {.cat = cat, .p = p, .t = t, .stream = stream, .iterations = iterations};
+    const cvc_tune_ops ops = {.plan = real_plan, .time = real_time, .destroy = real_destroy, .ctx = &ctx};
+    return cvc_tune_candidates(cat, p, *arch, *sms, t->workspace ? t->workspace_bytes : 0, top_k, &ops, out,
+                               capacity, count_out);
+}
+
+convcat_status convcat_autotune_results(const convcat_catalog *cat, const convcat_problem *p,
+                                        const convcat_tensors *t, void *stream, const convcat_tune_options *options,
+                                        convcat_tune_result *out, size_t capacity, size_t *count_out)
+{
+    if (count_out)
+        *count_out = 0;
+    convcat_tune_options o;
+    convcat_tune_options_init(&o);
+    if (options)
+        o = *options;
+    if (!cat || !p || !t || !count_out || (!out && capacity) || o.iterations < 0)
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT,
+                        "convcat_autotune_results: NULL argument or options.iterations < 0");
+    if (o.iterations == 0)
+        o.iterations = DEFAULT_ITERATIONS;
+    convcat_arch arch;
+    int sms;
+    char device[CVC_DEVICE_NAME_BYTES];
+    convcat_tune_result best;
+    convcat_tune_result *rows = out ? out : &best;
+    size_t cap = out ? capacity : 1;
+    convcat_status st = tune_here(cat, p, t, stream, o.iterations, o.top_k, rows, cap, count_out, &arch, &sms,
+                                  device, sizeof device);
+    if (st == CONVCAT_OK && o.cache && *count_out)
+        st = cvc_tune_cache_put_device(o.cache, cat->id, arch, device, sms, p, cat->entries[rows[0].index].key,
+                                       rows[0].ms);
+    if (!out)
+        *count_out = 0;
+    return st;
+}
+
 convcat_status convcat_autotune(const convcat_catalog *cat, const convcat_problem *p, const convcat_tensors *t,
                                 void *stream, int iterations, convcat_tune_cache *cache, size_t *index_out,
                                 double *ms_out)
@@ -291,49 +576,33 @@ convcat_status convcat_autotune(const convcat_catalog *cat, const convcat_proble
         return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_autotune: NULL argument or iterations < 1");
     convcat_arch arch;
     int sms;
-    convcat_status st = convcat_device_arch(&arch, &sms);
+    char device[CVC_DEVICE_NAME_BYTES];
+    convcat_status st = cvc_device_identity(&arch, &sms, device, sizeof device);
     if (st != CONVCAT_OK)
         return st;
     char key[CVC_KEY_BYTES];
     double ms = 0.0;
     size_t index;
-    if (cache && cvc_tune_cache_get(cache, cat->id, arch, p, key, sizeof key, &ms) &&
+    if (cache && cvc_tune_cache_get_device(cache, cat->id, arch, device, sms, p, key, sizeof key, &ms) &&
         convcat_find(cat, key, &index) == CONVCAT_OK &&
         cvc_check_entry(&cat->entries[index], p, NULL, 0) == CONVCAT_OK) {
+        if (cvc_log_enabled())
+            cvc_log("autotune: cache hit: %s, %.4f ms, remembered for %s (%d SMs) and catalog %08x", key, ms, device,
+                    sms, cat->id);
         *index_out = index;
         if (ms_out)
             *ms_out = ms;
         return CONVCAT_OK;
     }
-    convcat_candidate *c = malloc((cat->count ? cat->count : 1) * sizeof *c);
-    size_t rows = 0, ok = 0, best = (size_t)-1;
-    double best_ms = INFINITY;
-    st = c ? convcat_query(cat, p, arch, sms, c, cat->count, &rows, &ok)
-           : cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory autotuning");
-    for (size_t i = 0; st == CONVCAT_OK && i < ok; ++i) {
-        convcat_plan *plan;
-        const convcat_status pst = convcat_plan_create(cat, p, c[i].index, &plan);
-        if (pst == CONVCAT_ERR_NO_DEVICE)
-            continue;   /* this device cannot run that kernel (smem, clusters): not a candidate */
-        if ((st = pst) != CONVCAT_OK)
-            break;
-        st = cvc_time_plan(plan, t, stream, iterations, &ms);
-        convcat_plan_destroy(plan);
-        if (st == CONVCAT_OK && ms < best_ms)
-            best_ms = ms, best = c[i].index;
-    }
-    if (st == CONVCAT_OK && best == (size_t)-1)
-        st = ok == 0 && rows ? cvc_fail(CONVCAT_ERR_NOT_FOUND, "no kernel can run the problem; e.g. %s: %s",
-                                        cat->entries[c[0].index].key, c[0].reason)
-                             : cvc_fail(CONVCAT_ERR_NOT_FOUND, "no %s kernel of the catalog can run the problem",
-                                        convcat_arch_name(arch));
+    convcat_tune_result best;
+    size_t n = 0;
+    st = tune_here(cat, p, t, stream, iterations, 0, &best, 1, &n, &arch, &sms, device, sizeof device);
     if (st == CONVCAT_OK && cache)
-        st = cvc_tune_cache_put(cache, cat->id, arch, p, cat->entries[best].key, best_ms);
+        st = cvc_tune_cache_put_device(cache, cat->id, arch, device, sms, p, cat->entries[best.index].key, best.ms);
     if (st == CONVCAT_OK) {
-        *index_out = best;
+        *index_out = best.index;
         if (ms_out)
-            *ms_out = best_ms;
+            *ms_out = best.ms;
     }
-    free(c);
     return st;
 }
