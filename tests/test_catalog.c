@@ -5,6 +5,8 @@
  * be refused with the right status and a message: where a test wants to get
  * past a checksum to reach a later check, it recomputes the checksums with
  * cvc_crc32, and it always shows that the same copy without the damage opens.
+ * Every byte offset comes from the generated layout (cvc_index_layout.h,
+ * generator/convcat_gen/index.py): CVC_HD_* for the header, CVC_IX_* for a record.
  */
 #include <errno.h>
 #include <sys/stat.h>
@@ -20,14 +22,67 @@ static convcat_catalog *cat; /* the catalog, opened from its file */
 
 /* ---- byte surgery ------------------------------------------------------------ */
 
-static uint32_t rd32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
-static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
-static void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
-static void wr32(uint8_t *p, uint32_t v) { wr16(p, (uint16_t)v), wr16(p + 2, (uint16_t)(v >> 16)); }
-static void wr64(uint8_t *p, uint64_t v) { wr32(p, (uint32_t)v), wr32(p + 4, (uint32_t)(v >> 32)); }
+/* A little-endian field of `size` bytes at p. */
+static uint64_t rd_le(const uint8_t *p, unsigned size)
+{
+    uint64_t v = 0;
+    for (unsigned i = size; i-- > 0;)
+        v = v << 8 | p[i];
+    return v;
+}
 
-static uint32_t count_of(const uint8_t *f) { return rd32(f + 16); }
+static void wr_le(uint8_t *p, unsigned size, uint64_t v)
+{
+    for (unsigned i = 0; i < size; ++i, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+/* Field NAME of a header (f) or an index record (r), by the generated offsets and sizes. */
+#define HD_GET(f, NAME) rd_le((f) + CVC_HD_##NAME##_OFF, CVC_HD_##NAME##_SIZE)
+#define HD_SET(f, NAME, v) wr_le((f) + CVC_HD_##NAME##_OFF, CVC_HD_##NAME##_SIZE, (uint64_t)(v))
+#define IX_GET(r, NAME) rd_le((r) + CVC_IX_##NAME##_OFF, CVC_IX_##NAME##_SIZE)
+#define IX_SET(r, NAME, v) wr_le((r) + CVC_IX_##NAME##_OFF, CVC_IX_##NAME##_SIZE, (uint64_t)(v))
+
+/* Every field of a record and of the header, in byte order (index.RECORD, index.HEADER). */
+typedef struct field {
+    const char *name;
+    unsigned off, size;
+} field;
+#define IX_FIELD(NAME) {#NAME, CVC_IX_##NAME##_OFF, CVC_IX_##NAME##_SIZE}
+#define HD_FIELD(NAME) {#NAME, CVC_HD_##NAME##_OFF, CVC_HD_##NAME##_SIZE}
+static const field record_fields[] = {
+    IX_FIELD(KEY), IX_FIELD(ARCH), IX_FIELD(OP), IX_FIELD(DIMS), IX_FIELD(A), IX_FIELD(B), IX_FIELD(ACC),
+    IX_FIELD(OUT), IX_FIELD(SCHEDULE), IX_FIELD(TILE_M), IX_FIELD(TILE_N), IX_FIELD(TILE_K), IX_FIELD(STAGES),
+    IX_FIELD(CLUSTER_M), IX_FIELD(CLUSTER_N), IX_FIELD(FALLBACK_M), IX_FIELD(FALLBACK_N), IX_FIELD(FAMILY),
+    IX_FIELD(THREADS), IX_FIELD(REGISTERS), IX_FIELD(SMEM_BYTES), IX_FIELD(BLOB_CRC), IX_FIELD(BLOB_OFFSET),
+    IX_FIELD(BLOB_SIZE), IX_FIELD(A_BOX_ROWS), IX_FIELD(A_BOX_COLS), IX_FIELD(B_BOX_ROWS), IX_FIELD(B_BOX_COLS),
+    IX_FIELD(SWIZZLE_BYTES), IX_FIELD(Y_BOX_ROWS), IX_FIELD(Y_BOX_COLS), IX_FIELD(FB_A_BOX_ROWS),
+    IX_FIELD(FB_B_BOX_ROWS), IX_FIELD(FLAGS), IX_FIELD(ACC_REGS), IX_FIELD(WG_N), IX_FIELD(MMA_N),
+    IX_FIELD(C_ALIGN), IX_FIELD(K_ALIGN), IX_FIELD(MAX_STRIDE), IX_FIELD(GROUPS_MODE), IX_FIELD(GROUP_C_MASK),
+    IX_FIELD(HALO_COLS), IX_FIELD(HALO_REACH), IX_FIELD(HALO_TILE_ROWS), IX_FIELD(VEC_MASK), IX_FIELD(BLOCK_VEC),
+    IX_FIELD(BLOCK_STRIP), IX_FIELD(MAX_TAPS), IX_FIELD(A_STAGE_BYTES), IX_FIELD(B_STAGE_BYTES),
+    IX_FIELD(EPI_BYTES),
+};
+static const field header_fields[] = {
+    HD_FIELD(MAGIC), HD_FIELD(FORMAT_VERSION), HD_FIELD(KERNEL_ABI), HD_FIELD(COUNT), HD_FIELD(ENTRY_BYTES),
+    HD_FIELD(INDEX_OFFSET), HD_FIELD(BLOBS_OFFSET), HD_FIELD(FILE_SIZE), HD_FIELD(INDEX_CRC), HD_FIELD(RESERVED),
+    HD_FIELD(HEADER_CRC),
+};
+
+static uint32_t count_of(const uint8_t *f) { return (uint32_t)HD_GET(f, COUNT); }
 static uint8_t *record(uint8_t *f, size_t i) { return f + CVC_HEADER_BYTES + i * CVC_ENTRY_BYTES; }
+
+/* The first entry of `orig` with `family` (a schedule, or 0: any) whose key contains `part` (or NULL). */
+static size_t find_entry(const uint8_t *f, int family, int schedule, const char *part)
+{
+    for (size_t i = 0; i < count_of(f); ++i) {
+        const uint8_t *r = f + CVC_HEADER_BYTES + i * CVC_ENTRY_BYTES;
+        if ((!family || (int)IX_GET(r, FAMILY) == family) && (!schedule || (int)IX_GET(r, SCHEDULE) == schedule) &&
+            (!part || strstr((const char *)r, part)))
+            return i;
+    }
+    return SIZE_MAX;
+}
 
 static uint8_t *copy_of_catalog(void)
 {
@@ -38,10 +93,15 @@ static uint8_t *copy_of_catalog(void)
 }
 
 /* Recompute the index CRC, then the header CRC, as the packer does. */
+static void fix_header_crc(uint8_t *f)
+{
+    HD_SET(f, HEADER_CRC, cvc_crc32(f, CVC_HD_HEADER_CRC_OFF));
+}
+
 static void fix_crcs(uint8_t *f)
 {
-    wr32(f + 48, cvc_crc32(f + CVC_HEADER_BYTES, (size_t)count_of(f) * CVC_ENTRY_BYTES));
-    wr32(f + 60, cvc_crc32(f, 60));
+    HD_SET(f, INDEX_CRC, cvc_crc32(f + CVC_HEADER_BYTES, (size_t)count_of(f) * CVC_ENTRY_BYTES));
+    fix_header_crc(f);
 }
 
 /* ---- opening ------------------------------------------------------------------ */
@@ -119,7 +179,7 @@ static void test_real_catalog_has_entries(void)
 {
     CU_ASSERT_TRUE(convcat_count(cat) > 0);
     CU_ASSERT_EQUAL(convcat_count(cat), count_of(orig));
-    CU_ASSERT_EQUAL(orig_size, rd64(orig + 40));
+    CU_ASSERT_EQUAL(orig_size, HD_GET(orig, FILE_SIZE));
     UNIT_ASSERT_STATUS(open_mem(orig, orig_size, NULL, 0), CONVCAT_OK);
 }
 
@@ -170,9 +230,45 @@ static void test_find_refuses_unknown_keys(void)
     UNIT_ASSERT_STATUS(convcat_find(cat, near, &(size_t){0}), CONVCAT_ERR_NOT_FOUND);
 }
 
+/* The generated layout: the fields tile each record and the header in order, the key's fields
+ * end where CVC_IX_KEY_FIELDS_END says, the rest of a record is reserved. */
+static void test_layout_macros_tile_the_record(void)
+{
+    unsigned at = 0;
+    for (size_t i = 0; i < CVC_ARRAY_LEN(record_fields); ++i) {
+        if (record_fields[i].off != at)
+            printf("\n    record field %s at %u, wanted %u", record_fields[i].name, record_fields[i].off, at);
+        CU_ASSERT_EQUAL(record_fields[i].off, at);
+        CU_ASSERT_TRUE(record_fields[i].size >= 1);
+        at = record_fields[i].off + record_fields[i].size;
+    }
+    CU_ASSERT_EQUAL(at, CVC_IX_RESERVED_OFF);   /* no field of the layout is missing from the table */
+    CU_ASSERT_TRUE(CVC_IX_RESERVED_OFF < CVC_ENTRY_BYTES);
+    CU_ASSERT_EQUAL(CVC_IX_KEY_SIZE, CVC_KEY_BYTES);
+    CU_ASSERT_EQUAL(CVC_IX_KEY_FIELDS_END, CVC_IX_FALLBACK_N_OFF + CVC_IX_FALLBACK_N_SIZE);
+    at = 0;
+    for (size_t i = 0; i < CVC_ARRAY_LEN(header_fields); ++i) {
+        CU_ASSERT_EQUAL(header_fields[i].off, at);
+        at = header_fields[i].off + header_fields[i].size;
+    }
+    CU_ASSERT_EQUAL(at, CVC_HEADER_BYTES);
+    CU_ASSERT_EQUAL(CVC_HD_HEADER_CRC_OFF + CVC_HD_HEADER_CRC_SIZE, CVC_HEADER_BYTES);
+    CU_ASSERT_EQUAL(CVC_FORMAT_VERSION, 3u);
+    CU_ASSERT_EQUAL(HD_GET(orig, FORMAT_VERSION), CVC_FORMAT_VERSION);
+    CU_ASSERT_EQUAL(HD_GET(orig, ENTRY_BYTES), CVC_ENTRY_BYTES);
+    CU_ASSERT_EQUAL(HD_GET(orig, INDEX_OFFSET), CVC_HEADER_BYTES);
+    CU_ASSERT_EQUAL(memcmp(orig, "CONVCAT", CVC_HD_MAGIC_SIZE), 0);
+}
+
 /* entry_info agrees with the key, with the index bytes and with the packer's derivations. */
 static void test_entry_info_agrees_with_the_key(void)
 {
+    const char *index_path = unit_env_path("CONVCAT_UNIT_INDEX");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(index_path);
+    convcat_catalog *index = NULL;
+    UNIT_ASSERT_STATUS(convcat_open(index_path, &index), CONVCAT_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(index);
+    size_t compared = 0;
     for (size_t i = 0; i < convcat_count(cat); ++i) {
         convcat_entry_info e;
         cvc_key k;
@@ -192,31 +288,64 @@ static void test_entry_info_agrees_with_the_key(void)
         CU_ASSERT_EQUAL(e.stages, k.stages);
         CU_ASSERT_EQUAL(e.cluster_m, k.cluster_m);
         CU_ASSERT_EQUAL(e.cluster_n, k.cluster_n);
+        CU_ASSERT_EQUAL(e.fallback_m, k.fallback_m);
+        CU_ASSERT_EQUAL(e.fallback_n, k.fallback_n);
         CU_ASSERT_EQUAL(e.schedule, k.schedule);
-        /* The launch fields are the index's bytes. */
+        /* The family follows the schedule. */
+        const convcat_family fam = k.schedule == CONVCAT_GATHER   ? CONVCAT_FAMILY_GATHER
+                                   : k.schedule == CONVCAT_DIRECT ? CONVCAT_FAMILY_DIRECT
+                                                                  : CONVCAT_FAMILY_TMA;
+        CU_ASSERT_EQUAL(e.family, fam);
+        /* The launch fields and capabilities are the index's bytes. */
         const uint8_t *r = record(orig, i);
         CU_ASSERT_STRING_EQUAL(e.key, (const char *)r);
-        CU_ASSERT_EQUAL(e.threads, r[130] | r[131] << 8);
-        CU_ASSERT_EQUAL(e.smem_bytes, (int)rd32(r + 132));
-        CU_ASSERT_EQUAL(e.registers, r[136] | r[137] << 8);
-        CU_ASSERT_EQUAL(e.code_bytes, rd64(r + 160));
-        CU_ASSERT_EQUAL(e.threads, e.arch == CONVCAT_ARCH_SM100A ? 192 : 384);   /* sm100.py: 6 warps */
+        CU_ASSERT_EQUAL((uint64_t)e.family, IX_GET(r, FAMILY));
+        CU_ASSERT_EQUAL((uint64_t)e.threads, IX_GET(r, THREADS));
+        CU_ASSERT_EQUAL((uint64_t)e.smem_bytes, IX_GET(r, SMEM_BYTES));
+        CU_ASSERT_EQUAL((uint64_t)e.registers, IX_GET(r, REGISTERS));
+        CU_ASSERT_EQUAL((uint64_t)e.code_bytes, IX_GET(r, BLOB_SIZE));
+        CU_ASSERT_EQUAL((uint64_t)e.groups_mode, IX_GET(r, GROUPS_MODE));
+        CU_ASSERT_EQUAL(e.verified != 0, (IX_GET(r, FLAGS) & CVC_F_VERIFIED) != 0);
+        if (fam == CONVCAT_FAMILY_TMA)   /* sm90a.py: 3 warpgroups; sm100.py: 6 warps */
+            CU_ASSERT_EQUAL(e.threads, e.arch == CONVCAT_ARCH_SM100A ? 192 : 384);
+        CU_ASSERT_TRUE(e.threads >= 32 && e.threads <= 1024 && e.threads % 32 == 0);
         CU_ASSERT_TRUE(e.registers > 0 && e.registers <= 255);
         CU_ASSERT_TRUE(e.smem_bytes > 0 && e.smem_bytes <= 232448);
         CU_ASSERT_TRUE(e.code_bytes > 0);
-        /* Internals: TMA boxes as pack.py derives them, code inside the file. */
+        /* Internals: every field as the packer wrote it, code inside the file. */
         const cvc_entry *ce = &cat->entries[i];
-        const cvc_entry want = unit_entry(e.key);   /* space.derive's boxes, per op */
-        CU_ASSERT_EQUAL(ce->a_box_rows, want.a_box_rows);
-        CU_ASSERT_EQUAL(ce->a_box_cols, want.a_box_cols);
-        CU_ASSERT_EQUAL(ce->b_box_rows, want.b_box_rows);
-        CU_ASSERT_EQUAL(ce->b_box_cols, want.b_box_cols);
-        CU_ASSERT_EQUAL(ce->swizzle_bytes, 128);
-        CU_ASSERT_TRUE(ce->code >= cat->data + rd64(orig + 32) && ce->code + ce->code_size <= cat->data + cat->size);
+        CU_ASSERT_EQUAL((uint64_t)ce->a_box_rows, IX_GET(r, A_BOX_ROWS));
+        CU_ASSERT_EQUAL((uint64_t)ce->b_box_cols, IX_GET(r, B_BOX_COLS));
+        CU_ASSERT_EQUAL((uint64_t)ce->flags, IX_GET(r, FLAGS));
+        CU_ASSERT_EQUAL((uint64_t)ce->c_align, IX_GET(r, C_ALIGN));
+        CU_ASSERT_EQUAL((uint64_t)ce->group_c_mask, IX_GET(r, GROUP_C_MASK));
+        CU_ASSERT_EQUAL((uint64_t)ce->vec_mask, IX_GET(r, VEC_MASK));
+        CU_ASSERT_EQUAL((uint64_t)ce->max_taps, IX_GET(r, MAX_TAPS));
+        CU_ASSERT_EQUAL((uint64_t)ce->epi_bytes, IX_GET(r, EPI_BYTES));
+        CU_ASSERT_EQUAL(ce->swizzle_bytes, fam == CONVCAT_FAMILY_TMA ? 128 : 0);
+        CU_ASSERT_TRUE(fam == CONVCAT_FAMILY_TMA ? ce->max_stride == 8 && ce->c_align >= 4
+                                                 : ce->max_stride == 0 && ce->c_align == 1 && ce->vec_mask >= 1);
+        /* The test index has the same record for the keys the suites name (pack.py both times). */
+        size_t at;
+        if (convcat_find(index, e.key, &at) == CONVCAT_OK) {
+            const cvc_entry *want = &index->entries[at];
+            CU_ASSERT_TRUE(ce->a_box_rows == want->a_box_rows && ce->a_box_cols == want->a_box_cols &&
+                           ce->b_box_rows == want->b_box_rows && ce->b_box_cols == want->b_box_cols &&
+                           ce->y_box_rows == want->y_box_rows && ce->y_box_cols == want->y_box_cols);
+            CU_ASSERT_TRUE(ce->threads == want->threads && ce->smem_bytes == want->smem_bytes &&
+                           ce->flags == want->flags && ce->groups_mode == want->groups_mode &&
+                           ce->acc_regs == want->acc_regs && ce->vec_mask == want->vec_mask);
+            CU_ASSERT_EQUAL(memcmp(record(orig, i) + CVC_IX_FAMILY_OFF, index->data + CVC_HEADER_BYTES +
+                                   at * CVC_ENTRY_BYTES + CVC_IX_FAMILY_OFF, CVC_IX_REGISTERS_OFF - CVC_IX_FAMILY_OFF), 0);
+            ++compared;
+        }
+        CU_ASSERT_TRUE(ce->code >= cat->data + HD_GET(orig, BLOBS_OFFSET) && ce->code + ce->code_size <= cat->data + cat->size);
         CU_ASSERT_EQUAL((uintptr_t)(ce->code - cat->data) % CVC_BLOB_ALIGN, 0);
-        CU_ASSERT_EQUAL(cvc_crc32(ce->code, ce->code_size), rd32(r + 148));
+        CU_ASSERT_EQUAL(cvc_crc32(ce->code, ce->code_size), IX_GET(r, BLOB_CRC));
         CU_ASSERT_PTR_NULL(ce->library);
     }
+    CU_ASSERT_TRUE(compared > 0);
+    convcat_close(index);
 }
 
 static void test_entry_info_refuses_an_index_past_the_end(void)
@@ -241,8 +370,9 @@ static void test_crc32_is_zlibs(void)
 
 static void test_truncated_catalogs_are_corrupt(void)
 {
-    const uint64_t blobs = rd64(orig + 32);
-    const size_t lengths[] = {0, 1, 7, 8, 63, 64, 65, CVC_HEADER_BYTES + CVC_ENTRY_BYTES / 2,
+    const uint64_t blobs = HD_GET(orig, BLOBS_OFFSET);
+    const size_t lengths[] = {0, 1, CVC_HD_MAGIC_SIZE - 1, CVC_HD_MAGIC_SIZE, CVC_HEADER_BYTES - 1, CVC_HEADER_BYTES,
+                              CVC_HEADER_BYTES + 1, CVC_HEADER_BYTES + CVC_ENTRY_BYTES / 2,
                               CVC_HEADER_BYTES + CVC_ENTRY_BYTES, (size_t)blobs - 1, (size_t)blobs,
                               (size_t)blobs + 1000, orig_size / 2, orig_size - 256, orig_size - 1};
     for (size_t i = 0; i < CVC_ARRAY_LEN(lengths); ++i) {
@@ -259,29 +389,36 @@ static void test_truncated_catalogs_are_corrupt(void)
     free(longer);
 }
 
+/* A bit flipped anywhere (the checksums not recomputed) is refused: the first and last byte of
+ * every header field, of every record field of the first and last entry, of their reserved
+ * tails, and of their code blobs. */
 static void test_a_flipped_byte_is_corrupt(void)
 {
     uint8_t *f = copy_of_catalog();
     const uint32_t n = count_of(orig);
-    size_t offsets[64], k = 0;
-    /* header: magic, version, ABI, count, sizes, offsets, CRCs, reserved */
-    for (size_t o = 0; o < CVC_HEADER_BYTES; o += 4)
-        offsets[k++] = o + 1;
-    /* index: key, fields, boxes, CRC, blob offset and size, reserved tail; first and last entry */
-    const size_t in_record[] = {0, 20, 112, 121, 130, 139, 148, 152, 160, 200, 255};
-    for (size_t j = 0; j < CVC_ARRAY_LEN(in_record); ++j) {
-        offsets[k++] = CVC_HEADER_BYTES + in_record[j];
-        offsets[k++] = CVC_HEADER_BYTES + (n - 1) * CVC_ENTRY_BYTES + in_record[j];
+    size_t offsets[512], k = 0;
+    for (size_t j = 0; j < CVC_ARRAY_LEN(header_fields); ++j) {
+        offsets[k++] = header_fields[j].off;
+        offsets[k++] = header_fields[j].off + header_fields[j].size - 1;
     }
-    /* blobs: first, middle and last byte of the first and the last */
     for (size_t e = 0; e < n; e += n - 1) {
-        const uint64_t off = rd64(record(orig, e) + 152), size = rd64(record(orig, e) + 160);
+        const size_t base = CVC_HEADER_BYTES + e * CVC_ENTRY_BYTES;
+        for (size_t j = 0; j < CVC_ARRAY_LEN(record_fields); ++j) {
+            offsets[k++] = base + record_fields[j].off;
+            if (record_fields[j].size > 1)
+                offsets[k++] = base + record_fields[j].off + record_fields[j].size - 1;
+        }
+        offsets[k++] = base + CVC_IX_RESERVED_OFF;
+        offsets[k++] = base + CVC_ENTRY_BYTES - 1;
+        /* blobs: first, middle and last byte */
+        const uint64_t off = IX_GET(record(orig, e), BLOB_OFFSET), size = IX_GET(record(orig, e), BLOB_SIZE);
         offsets[k++] = off;
         offsets[k++] = off + size / 2;
         offsets[k++] = off + size - 1;
         if (n == 1)
             break;
     }
+    CU_ASSERT_FATAL(k <= CVC_ARRAY_LEN(offsets));
     for (size_t j = 0; j < k; ++j) {
         for (int bit = 0; bit < 8; bit += 7) {
             f[offsets[j]] ^= (uint8_t)(1u << bit);
@@ -300,65 +437,96 @@ static void test_a_flipped_byte_is_corrupt(void)
 static void test_version_bumps_are_version_errors(void)
 {
     uint8_t *f = copy_of_catalog();
-    wr32(f + 8, CVC_FORMAT_VERSION + 1);
+    HD_SET(f, FORMAT_VERSION, CVC_FORMAT_VERSION + 1);
     expect_open(f, CONVCAT_ERR_CORRUPT, "header checksum");   /* the header CRC comes first */
     fix_crcs(f);
     char want[64];
     snprintf(want, sizeof want, "format version %u", CVC_FORMAT_VERSION + 1);
     expect_open(f, CONVCAT_ERR_VERSION, want);
-    wr32(f + 8, 0);
+    HD_SET(f, FORMAT_VERSION, CVC_FORMAT_VERSION - 1);   /* a catalog of the previous format (v2) */
+    fix_crcs(f);
+    snprintf(want, sizeof want, "format version %u; this runtime reads version %u", CVC_FORMAT_VERSION - 1,
+             CVC_FORMAT_VERSION);
+    expect_open(f, CONVCAT_ERR_VERSION, want);
+    HD_SET(f, FORMAT_VERSION, 0);
     fix_crcs(f);
     expect_open(f, CONVCAT_ERR_VERSION, "format version 0");
-    wr32(f + 8, CVC_FORMAT_VERSION);
-    wr32(f + 12, CONVCAT_KERNEL_ABI + 1);
+    HD_SET(f, FORMAT_VERSION, CVC_FORMAT_VERSION);
+    HD_SET(f, KERNEL_ABI, CONVCAT_KERNEL_ABI + 1);
     fix_crcs(f);
     expect_open(f, CONVCAT_ERR_VERSION, "ABI");
-    wr32(f + 12, CONVCAT_KERNEL_ABI);
+    HD_SET(f, KERNEL_ABI, CONVCAT_KERNEL_ABI);
     fix_crcs(f);
     expect_open(f, CONVCAT_OK, NULL);
     free(f);
 }
 
-/* Bytes 112..129 of a record are fixed by the key: each one changed is refused. */
+/* The record's bytes from CVC_IX_ARCH_OFF to CVC_IX_KEY_FIELDS_END are fixed by the key (a dynamic
+ * cluster's fallback shape too): each one changed is refused. */
 static void test_index_fields_disagreeing_with_the_key_are_corrupt(void)
 {
     uint8_t *f = copy_of_catalog();
-    const size_t last = count_of(orig) - 1;
-    for (size_t field = 112; field <= 129; ++field) {
-        uint8_t *r = record(f, last);
-        const uint8_t saved = r[field];
-        r[field] = (uint8_t)(saved + 1);
-        fix_crcs(f);
-        expect_open(f, CONVCAT_ERR_CORRUPT, field == 129 ? NULL : "disagree");
-        r[field] = saved;
-    }
-    fix_crcs(f);
-    expect_open(f, CONVCAT_OK, NULL);
-    /* A dynamic cluster's fallback shape (172, 173) is the key's too. */
-    for (size_t field = 172; field <= 173; ++field) {
-        uint8_t *r = record(f, last);
-        const uint8_t saved = r[field];
-        r[field] = (uint8_t)(saved + 1);
-        fix_crcs(f);
-        expect_open(f, CONVCAT_ERR_CORRUPT, "fallback cluster fields disagree");
-        r[field] = saved;
-    }
-    /* Its box rows (174, 176) are set exactly when the key has a fallback. */
-    for (size_t at = 174; at <= 176; at += 2) {
-        uint8_t *r = record(f, last);
-        const uint16_t saved = (uint16_t)(r[at] | r[at + 1] << 8);
-        wr16(r + at, saved ? 0 : 64);
-        fix_crcs(f);
-        expect_open(f, CONVCAT_ERR_CORRUPT, "fallback box fields");
-        wr16(r + at, saved);
+    const size_t dyn = find_entry(orig, CVC_FAMILY_TMA, 0, "f2x1_");
+    const size_t which[] = {0, count_of(orig) - 1, dyn};
+    for (size_t w = 0; w < CVC_ARRAY_LEN(which); ++w) {
+        if (which[w] == SIZE_MAX)
+            continue;
+        for (size_t at = CVC_IX_ARCH_OFF; at < CVC_IX_KEY_FIELDS_END; ++at) {
+            uint8_t *r = record(f, which[w]);
+            const uint8_t saved = r[at];
+            r[at] = (uint8_t)(saved + 1);
+            fix_crcs(f);
+            expect_open(f, CONVCAT_ERR_CORRUPT, "index fields disagree with the key");
+            r[at] = saved;
+        }
     }
     fix_crcs(f);
     expect_open(f, CONVCAT_OK, NULL);
     free(f);
 }
 
-/* A dynamic-cluster key whose shapes break the rules (here: an sm90a one, made by
- * renaming the arch of an entry) is refused at open, with the generator's reason. */
+/* A TMA entry's fallback box rows are set exactly when its key has a fallback cluster. */
+static void test_fallback_boxes_follow_the_key(void)
+{
+    uint8_t *f = copy_of_catalog();
+    const size_t stat = find_entry(orig, CVC_FAMILY_TMA, CONVCAT_COOP, NULL);
+    const size_t dyn = find_entry(orig, CVC_FAMILY_TMA, 0, "f1x1_");
+    CU_ASSERT_FATAL(stat != SIZE_MAX);
+    uint8_t *r = record(f, stat);
+    CU_ASSERT_TRUE(IX_GET(r, FB_A_BOX_ROWS) == 0 && IX_GET(r, FB_B_BOX_ROWS) == 0);
+    IX_SET(r, FB_A_BOX_ROWS, 64);
+    fix_crcs(f);
+    expect_open(f, CONVCAT_ERR_CORRUPT, "fallback box fields are set for a static cluster");
+    IX_SET(r, FB_A_BOX_ROWS, 0);
+    IX_SET(r, FB_B_BOX_ROWS, 64);
+    fix_crcs(f);
+    expect_open(f, CONVCAT_ERR_CORRUPT, "fallback box fields are set for a static cluster");
+    IX_SET(r, FB_B_BOX_ROWS, 0);
+    fix_crcs(f);
+    expect_open(f, CONVCAT_OK, NULL);
+    if (dyn == SIZE_MAX) {   /* the ci and default catalogs hold one */
+        CU_FAIL("no dynamic-cluster entry in the catalog");
+        free(f);
+        return;
+    }
+    r = record(f, dyn);
+    const uint64_t a = IX_GET(r, FB_A_BOX_ROWS), b = IX_GET(r, FB_B_BOX_ROWS);
+    CU_ASSERT_TRUE(a > 0 && b > 0);
+    IX_SET(r, FB_A_BOX_ROWS, 0);
+    fix_crcs(f);
+    expect_open(f, CONVCAT_ERR_CORRUPT, "fallback box fields are zero for a dynamic cluster");
+    IX_SET(r, FB_A_BOX_ROWS, a);
+    IX_SET(r, FB_B_BOX_ROWS, 0);
+    fix_crcs(f);
+    expect_open(f, CONVCAT_ERR_CORRUPT, "fallback box fields are zero for a dynamic cluster");
+    IX_SET(r, FB_B_BOX_ROWS, b);
+    fix_crcs(f);
+    expect_open(f, CONVCAT_OK, NULL);
+    free(f);
+}
+
+/* A dynamic-cluster key whose shapes break the rules (here: fallback = preferred, made by
+ * renaming the fallback of an entry and its fields) is refused at open, with the generator's reason. */
 static void test_dynamic_cluster_shapes_are_checked_at_open(void)
 {
     size_t dyn = SIZE_MAX;
@@ -371,12 +539,14 @@ static void test_dynamic_cluster_shapes_are_checked_at_open(void)
     }
     uint8_t *f = copy_of_catalog();
     uint8_t *r = record(f, dyn);
-    r[172] = r[127], r[173] = r[128];   /* fallback = preferred: not smaller */
+    const uint64_t cm = IX_GET(r, CLUSTER_M), cn = IX_GET(r, CLUSTER_N);
+    IX_SET(r, FALLBACK_M, cm);   /* fallback = preferred: not smaller */
+    IX_SET(r, FALLBACK_N, cn);
     char key[CVC_KEY_BYTES];
     snprintf(key, sizeof key, "%s", (const char *)r);
     char *fb = strstr(key, "f") ? strchr(strstr(key, "_c"), 'f') : NULL;
     CU_ASSERT_PTR_NOT_NULL_FATAL(fb);
-    fb[1] = (char)('0' + r[127]), fb[3] = (char)('0' + r[128]);
+    fb[1] = (char)('0' + cm), fb[3] = (char)('0' + cn);
     memset(r, 0, CVC_KEY_BYTES);
     memcpy(r, key, strlen(key));
     fix_crcs(f);
@@ -384,43 +554,58 @@ static void test_dynamic_cluster_shapes_are_checked_at_open(void)
     free(f);
 }
 
-/* Fields the key does not fix: any value in range opens; out of range is refused. */
+/* One field of record `i` set to `bad`: refused at open with `mention`; set to `good`: opens. */
+static void refuse_then_open(uint8_t *f, size_t i, unsigned off, unsigned size, uint64_t bad, uint64_t good,
+                             const char *mention)
+{
+    uint8_t *r = record(f, i);
+    const uint64_t saved = rd_le(r + off, size);
+    wr_le(r + off, size, bad);
+    fix_crcs(f);
+    expect_open(f, CONVCAT_ERR_CORRUPT, mention);
+    wr_le(r + off, size, good);
+    fix_crcs(f);
+    expect_open(f, CONVCAT_OK, NULL);
+    wr_le(r + off, size, saved);
+    fix_crcs(f);
+}
+#define REFUSE_THEN_OPEN(f, i, NAME, bad, good, mention) \
+    refuse_then_open((f), (i), CVC_IX_##NAME##_OFF, CVC_IX_##NAME##_SIZE, (bad), (good), (mention))
+
+/* Launch fields the key does not fix: any value in range opens; out of range is refused. */
 static void test_launch_fields_are_range_checked(void)
 {
     uint8_t *f = copy_of_catalog();
-    uint8_t *r = record(f, 0);
-    static const struct {
-        size_t at;
-        uint16_t bad, good;
-    } cases[] = {
-        {130, 0, 1}, {130, 1025, 1024}, {138, 0, 8}, {140, 0, 8}, {142, 0, 8}, {144, 0, 8},
-    };
-    for (size_t i = 0; i < CVC_ARRAY_LEN(cases); ++i) {
-        uint8_t saved[2] = {r[cases[i].at], r[cases[i].at + 1]};
-        wr16(r + cases[i].at, cases[i].bad);
-        fix_crcs(f);
-        expect_open(f, CONVCAT_ERR_CORRUPT, "out of range");
-        wr16(r + cases[i].at, cases[i].good);
-        fix_crcs(f);
-        expect_open(f, CONVCAT_OK, NULL);
-        memcpy(r + cases[i].at, saved, 2);
-    }
-    /* Shared memory is a u32 the runtime holds in an int: 2^31 and above are refused. */
-    wr32(r + 132, UINT32_C(0x80000000));
-    fix_crcs(f);
-    expect_open(f, CONVCAT_ERR_CORRUPT, "out of range");
-    wr32(r + 132, INT32_MAX);
-    fix_crcs(f);
-    expect_open(f, CONVCAT_OK, NULL);
+    const size_t t = find_entry(orig, CVC_FAMILY_TMA, CONVCAT_COOP, NULL);
+    CU_ASSERT_FATAL(t != SIZE_MAX);
+    const char *launch = "launch fields out of range", *boxes = "TMA box or swizzle fields out of range";
+    REFUSE_THEN_OPEN(f, t, THREADS, 0, 32, launch);
+    REFUSE_THEN_OPEN(f, t, THREADS, 1025, 1024, launch);
+    REFUSE_THEN_OPEN(f, t, THREADS, 100, 96, launch);   /* whole warps */
+    REFUSE_THEN_OPEN(f, t, THREADS, 16, 64, launch);
+    REFUSE_THEN_OPEN(f, t, A_BOX_ROWS, 0, 8, boxes);
+    REFUSE_THEN_OPEN(f, t, A_BOX_ROWS, 257, 256, boxes);
+    REFUSE_THEN_OPEN(f, t, A_BOX_COLS, 0, 8, boxes);
+    REFUSE_THEN_OPEN(f, t, B_BOX_ROWS, 0, 8, boxes);
+    REFUSE_THEN_OPEN(f, t, B_BOX_COLS, 0, 8, boxes);
+    REFUSE_THEN_OPEN(f, t, B_BOX_COLS, 300, 256, boxes);
+    REFUSE_THEN_OPEN(f, t, Y_BOX_ROWS, 0, 32, boxes);
+    REFUSE_THEN_OPEN(f, t, Y_BOX_COLS, 0, 32, boxes);
+    REFUSE_THEN_OPEN(f, t, Y_BOX_COLS, 65535, 256, boxes);
+    /* Shared memory is a u32 the runtime holds in an int: at most the 227 KiB a CTA may opt in to. */
+    REFUSE_THEN_OPEN(f, t, SMEM_BYTES, UINT32_C(0x80000000), 232448, launch);
+    REFUSE_THEN_OPEN(f, t, SMEM_BYTES, 232449, 0, launch);
+    REFUSE_THEN_OPEN(f, t, SMEM_BYTES, UINT32_MAX, 1, launch);
     /* A changed launch field is what entry_info reports. */
-    wr16(r + 130, 256);
-    wr32(r + 132, 1000);
+    uint8_t *r = record(f, t);
+    IX_SET(r, THREADS, 256);
+    IX_SET(r, SMEM_BYTES, 1000);
     fix_crcs(f);
     convcat_catalog *c = NULL;
     UNIT_ASSERT_STATUS(convcat_open_memory(f, orig_size, &c), CONVCAT_OK);
     if (c) {
         convcat_entry_info e;
-        UNIT_ASSERT_STATUS(convcat_entry_info_get(c, 0, &e), CONVCAT_OK);
+        UNIT_ASSERT_STATUS(convcat_entry_info_get(c, t, &e), CONVCAT_OK);
         CU_ASSERT_EQUAL(e.threads, 256);
         CU_ASSERT_EQUAL(e.smem_bytes, 1000);
         convcat_close(c);
@@ -428,31 +613,92 @@ static void test_launch_fields_are_range_checked(void)
     free(f);
 }
 
-/* A halo entry's input-tile rows and chunk pixels must be its tile's (compile-time in its code). */
+/* The derived fields every runtime computation assumes in range: a catalog whose checksums pass
+ * but whose fields would make the runtime divide by zero, overrun a buffer or launch what the
+ * device cannot is refused at open, with the reason (catalog.c, check_derived). */
+static void test_derived_fields_are_range_checked(void)
+{
+    uint8_t *f = copy_of_catalog();
+    const size_t t = find_entry(orig, CVC_FAMILY_TMA, CONVCAT_COOP, NULL);
+    const size_t g = find_entry(orig, CVC_FAMILY_GATHER, 0, NULL), d = find_entry(orig, CVC_FAMILY_DIRECT, 0, NULL);
+    const size_t w = find_entry(orig, CVC_FAMILY_TMA, 0, "_wgrad_"), fp = find_entry(orig, CVC_FAMILY_TMA, 0, "_fprop_");
+    CU_ASSERT_FATAL(t != SIZE_MAX && g != SIZE_MAX && d != SIZE_MAX && w != SIZE_MAX && fp != SIZE_MAX);
+    const char *boxes = "TMA box or swizzle fields out of range";
+    /* TMA: the swizzle span is 32, 64 or 128 bytes (the runtime divides by it). */
+    REFUSE_THEN_OPEN(f, t, SWIZZLE_BYTES, 0, 64, boxes);
+    REFUSE_THEN_OPEN(f, t, SWIZZLE_BYTES, 3, 32, boxes);
+    REFUSE_THEN_OPEN(f, t, SWIZZLE_BYTES, 256, 128, boxes);
+    /* Flags: only the known bits. */
+    const uint64_t flags = IX_GET(record(orig, t), FLAGS);
+    REFUSE_THEN_OPEN(f, t, FLAGS, flags | (CVC_F_ALL + 1), flags, "unknown capability flags");
+    REFUSE_THEN_OPEN(f, t, FLAGS, flags | UINT32_C(0x80000000), flags | CVC_F_VERIFIED, "unknown capability flags 0x80000000");
+    /* The family is the schedule's: a TMA key's record saying gather (its launch would misread the
+     * parameters), or no family at all. */
+    REFUSE_THEN_OPEN(f, t, FAMILY, CVC_FAMILY_GATHER, CVC_FAMILY_TMA, "is not the schedule's");
+    REFUSE_THEN_OPEN(f, t, FAMILY, 0, CVC_FAMILY_TMA, "family 0 is not the schedule's");
+    REFUSE_THEN_OPEN(f, g, FAMILY, CVC_FAMILY_DIRECT, CVC_FAMILY_GATHER, "is not the schedule's");
+    REFUSE_THEN_OPEN(f, d, FAMILY, 200, CVC_FAMILY_DIRECT, "family 200 is not the schedule's");
+    /* Alignments divide the channel counts: never 0.  groups_mode is one of four. */
+    const char *align = "alignment or group fields out of range";
+    REFUSE_THEN_OPEN(f, t, C_ALIGN, 0, 16, align);
+    REFUSE_THEN_OPEN(f, t, K_ALIGN, 0, 16, align);
+    REFUSE_THEN_OPEN(f, g, C_ALIGN, 0, 1, align);
+    REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_DEPTHWISE + 1, CVC_GROUPS_NONE, align);
+    /* A TMA kernel runs groups only on its diagonal blocks (square wgrad tiles) and has a stride limit. */
+    REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_ANY, CVC_GROUPS_NONE, "a TMA kernel with pointer-family group support");
+    REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_DEPTHWISE, CVC_GROUPS_NONE, "pointer-family group support");
+    REFUSE_THEN_OPEN(f, t, MAX_STRIDE, 0, 4, "a TMA kernel with no stride limit");
+    REFUSE_THEN_OPEN(f, fp, GROUPS_MODE, CVC_GROUPS_DIAGONAL, CVC_GROUPS_NONE,
+                     "diagonal groups on a kernel that is not a square wgrad tile");
+    /* gather and direct: load widths of 1..8 elements (bits 0..3), non-empty tiles. */
+    REFUSE_THEN_OPEN(f, g, VEC_MASK, 0, 1, "load widths 0x0 out of range");
+    REFUSE_THEN_OPEN(f, g, VEC_MASK, 16, 15, "load widths 0x10 out of range");
+    REFUSE_THEN_OPEN(f, d, VEC_MASK, 0, 1, "load widths 0x0 out of range");
+    REFUSE_THEN_OPEN(f, g, THREADS, 0, 128, "launch fields out of range");
+    REFUSE_THEN_OPEN(f, g, GROUPS_MODE, CVC_GROUPS_NONE, CVC_GROUPS_ANY, "a gather kernel without any-group support");
+    /* direct: a thread's channels (1..8) and outputs divide the block; groups_mode depthwise. */
+    const char *block = "direct block fields disagree with the tile";
+    const uint64_t vec = IX_GET(record(orig, d), BLOCK_VEC), strip = IX_GET(record(orig, d), BLOCK_STRIP);
+    REFUSE_THEN_OPEN(f, d, BLOCK_VEC, 0, vec, block);
+    REFUSE_THEN_OPEN(f, d, BLOCK_VEC, 16, 1, block);
+    REFUSE_THEN_OPEN(f, d, BLOCK_VEC, 3, vec, block);   /* 3 divides no tile K of the space's direct kernels */
+    REFUSE_THEN_OPEN(f, d, BLOCK_STRIP, 0, strip, block);
+    REFUSE_THEN_OPEN(f, d, BLOCK_STRIP, 3, 1, block);
+    REFUSE_THEN_OPEN(f, d, GROUPS_MODE, CVC_GROUPS_ANY, CVC_GROUPS_DEPTHWISE, block);
+    /* A diagonal wgrad entry may take the mode away (it then runs groups = 1 only). */
+    if (IX_GET(record(orig, w), GROUPS_MODE) == CVC_GROUPS_DIAGONAL)
+        REFUSE_THEN_OPEN(f, w, GROUPS_MODE, CVC_GROUPS_ANY, CVC_GROUPS_NONE, "pointer-family group support");
+    expect_open(f, CONVCAT_OK, NULL);
+    CU_ASSERT_EQUAL(memcmp(f, orig, orig_size), 0);   /* every surgery undone */
+    free(f);
+}
+
+/* A halo entry's input tile and chunk geometry must be its tile's (compile-time in its code), and
+ * the HALO flag its schedule's. */
 static void test_halo_boxes_must_match_the_tile(void)
 {
     uint8_t *f = copy_of_catalog();
-    size_t halo = (size_t)-1;
-    for (size_t i = 0; i < count_of(f) && halo == (size_t)-1; ++i)
-        if (strstr((const char *)record(f, i), "_halo"))
-            halo = i;
-    if (halo == (size_t)-1) {   /* the ci and default catalogs hold one */
+    const size_t halo = find_entry(orig, CVC_FAMILY_TMA, CONVCAT_HALO, NULL);
+    const size_t coop = find_entry(orig, CVC_FAMILY_TMA, CONVCAT_COOP, NULL);
+    if (halo == SIZE_MAX || coop == SIZE_MAX) {   /* the ci and default catalogs hold one */
         CU_FAIL("no halo entry in the catalog");
         free(f);
         return;
     }
-    uint8_t *r = record(f, halo);
-    const uint16_t rows = (uint16_t)(r[138] | r[139] << 8), chunk = (uint16_t)(r[168] | r[169] << 8);
-    wr16(r + 138, (uint16_t)(rows + 1));
-    fix_crcs(f);
-    expect_open(f, CONVCAT_ERR_CORRUPT, "halo box fields disagree with the tile");
-    wr16(r + 138, rows);
-    wr16(r + 168, (uint16_t)(chunk + 8));
-    fix_crcs(f);
-    expect_open(f, CONVCAT_ERR_CORRUPT, "halo box fields disagree with the tile");
-    wr16(r + 168, chunk);
-    fix_crcs(f);
-    expect_open(f, CONVCAT_OK, NULL);
+    const char *says = "halo fields disagree with the tile";
+    const uint8_t *r = record(orig, halo);
+    const uint64_t rows = IX_GET(r, A_BOX_ROWS), chunk = IX_GET(r, Y_BOX_ROWS), cols = IX_GET(r, HALO_COLS);
+    const uint64_t reach = IX_GET(r, HALO_REACH), tile_rows = IX_GET(r, HALO_TILE_ROWS), flags = IX_GET(r, FLAGS);
+    CU_ASSERT_TRUE((flags & CVC_F_HALO) && (flags & CVC_F_SWAPS) && rows == tile_rows && cols == 8 && reach == 2);
+    REFUSE_THEN_OPEN(f, halo, A_BOX_ROWS, rows + 1, rows, says);
+    REFUSE_THEN_OPEN(f, halo, Y_BOX_ROWS, chunk + 8, chunk, says);
+    REFUSE_THEN_OPEN(f, halo, HALO_COLS, 0, cols, says);
+    REFUSE_THEN_OPEN(f, halo, HALO_COLS, 7, cols, says);
+    REFUSE_THEN_OPEN(f, halo, HALO_TILE_ROWS, tile_rows + 1, tile_rows, says);
+    REFUSE_THEN_OPEN(f, halo, HALO_REACH, reach + 1, reach, says);
+    REFUSE_THEN_OPEN(f, halo, FLAGS, flags & ~CVC_F_HALO, flags, says);   /* a halo key without its flag */
+    const uint64_t coop_flags = IX_GET(record(orig, coop), FLAGS);
+    REFUSE_THEN_OPEN(f, coop, FLAGS, coop_flags | CVC_F_HALO, coop_flags, says);   /* and the other way */
     free(f);
 }
 
@@ -483,33 +729,33 @@ static void test_blobs_outside_the_file_are_corrupt(void)
     uint8_t *f = copy_of_catalog();
     const size_t last = count_of(orig) - 1;
     uint8_t *r = record(f, last);
-    const uint64_t off = rd64(r + 152), size = rd64(r + 160), blobs = rd64(orig + 32);
+    const uint64_t off = IX_GET(r, BLOB_OFFSET), size = IX_GET(r, BLOB_SIZE), blobs = HD_GET(orig, BLOBS_OFFSET);
     CU_ASSERT_EQUAL(off + size, orig_size);   /* the last blob ends the file */
     const struct {
         uint64_t off, size;
     } bad[] = {
-        {(orig_size + 255) / 256 * 256, size},   /* starts past the end */
+        {(orig_size + CVC_BLOB_ALIGN - 1) / CVC_BLOB_ALIGN * CVC_BLOB_ALIGN, size},   /* starts past the end */
         {UINT64_C(1) << 63, size},
-        {UINT64_MAX - 255, 512},                 /* offset + size wraps */
-        {off, size + 1},                         /* ends one byte past the end */
+        {UINT64_MAX - (CVC_BLOB_ALIGN - 1), 2 * CVC_BLOB_ALIGN},                  /* offset + size wraps */
+        {off, size + 1},                                                           /* ends one byte past the end */
         {off, UINT64_MAX},
-        {off, 0},                                /* empty */
-        {off + 1, size - 1},                     /* misaligned */
-        {blobs / 256 * 256, size},               /* aligned, but inside the index */
-        {0, size},                               /* the header */
+        {off, 0},                                                                  /* empty */
+        {off + 1, size - 1},                                                       /* misaligned */
+        {blobs / CVC_BLOB_ALIGN * CVC_BLOB_ALIGN, size},                           /* aligned, but inside the index */
+        {0, size},                                                                 /* the header */
     };
     for (size_t i = 0; i < CVC_ARRAY_LEN(bad); ++i) {
-        wr64(r + 152, bad[i].off);
-        wr64(r + 160, bad[i].size);
+        IX_SET(r, BLOB_OFFSET, bad[i].off);
+        IX_SET(r, BLOB_SIZE, bad[i].size);
         fix_crcs(f);
         expect_open(f, CONVCAT_ERR_CORRUPT, "outside the file");
     }
     /* In bounds but another entry's bytes: the blob CRC catches it. */
-    wr64(r + 152, rd64(record(orig, 0) + 152));
-    wr64(r + 160, size);
+    IX_SET(r, BLOB_OFFSET, IX_GET(record(orig, 0), BLOB_OFFSET));
+    IX_SET(r, BLOB_SIZE, size);
     fix_crcs(f);
     expect_open(f, CONVCAT_ERR_CORRUPT, "code checksum");
-    wr64(r + 152, off);
+    IX_SET(r, BLOB_OFFSET, off);
     fix_crcs(f);
     expect_open(f, CONVCAT_OK, NULL);
     free(f);
@@ -518,7 +764,8 @@ static void test_blobs_outside_the_file_are_corrupt(void)
 static void test_nonzero_reserved_bytes_are_corrupt(void)
 {
     uint8_t *f = copy_of_catalog();
-    const size_t reserved[] = {52, 55, 56, 59};   /* header u32[2] */
+    const size_t reserved[] = {CVC_HD_RESERVED_OFF, CVC_HD_RESERVED_OFF + 3, CVC_HD_RESERVED_OFF + 4,
+                               CVC_HD_RESERVED_OFF + CVC_HD_RESERVED_SIZE - 1};
     for (size_t i = 0; i < CVC_ARRAY_LEN(reserved); ++i) {
         f[reserved[i]] = 1;
         fix_crcs(f);
@@ -526,11 +773,12 @@ static void test_nonzero_reserved_bytes_are_corrupt(void)
         f[reserved[i]] = 0;
     }
     uint8_t *r = record(f, 0);
-    const size_t in_record[] = {129, 178, 200, 255};
+    const size_t in_record[] = {CVC_IX_RESERVED_OFF, CVC_IX_RESERVED_OFF + 1,
+                                (CVC_IX_RESERVED_OFF + CVC_ENTRY_BYTES) / 2, CVC_ENTRY_BYTES - 1};
     for (size_t i = 0; i < CVC_ARRAY_LEN(in_record); ++i) {
         r[in_record[i]] = 0x80;
         fix_crcs(f);
-        expect_open(f, CONVCAT_ERR_CORRUPT, NULL);
+        expect_open(f, CONVCAT_ERR_CORRUPT, "reserved bytes are not zero");
         r[in_record[i]] = 0;
     }
     /* NUL padding after the key, and a key that fills the field without a NUL. */
@@ -550,27 +798,30 @@ static void test_inconsistent_header_fields_are_corrupt(void)
 {
     uint8_t *f = copy_of_catalog();
     const uint32_t n = count_of(orig);
+    const uint64_t blobs = HD_GET(orig, BLOBS_OFFSET);
     const struct {
-        size_t at;
-        int bytes;
+        unsigned off, size;
         uint64_t value;
     } bad[] = {
-        {16, 4, n + 1}, {16, 4, n - 1}, {16, 4, UINT32_MAX}, {20, 4, CVC_ENTRY_BYTES - 1},
-        {20, 4, CVC_ENTRY_BYTES * 2}, {24, 8, CVC_HEADER_BYTES + 8}, {32, 8, rd64(orig + 32) + 256},
-        {40, 8, orig_size - 1}, {40, 8, orig_size + 1},
+        {CVC_HD_COUNT_OFF, CVC_HD_COUNT_SIZE, n + 1},
+        {CVC_HD_COUNT_OFF, CVC_HD_COUNT_SIZE, n - 1},
+        {CVC_HD_COUNT_OFF, CVC_HD_COUNT_SIZE, UINT32_MAX},
+        {CVC_HD_ENTRY_BYTES_OFF, CVC_HD_ENTRY_BYTES_SIZE, CVC_ENTRY_BYTES - 1},
+        {CVC_HD_ENTRY_BYTES_OFF, CVC_HD_ENTRY_BYTES_SIZE, CVC_ENTRY_BYTES * 2},
+        {CVC_HD_INDEX_OFFSET_OFF, CVC_HD_INDEX_OFFSET_SIZE, CVC_HEADER_BYTES + 8},
+        {CVC_HD_BLOBS_OFFSET_OFF, CVC_HD_BLOBS_OFFSET_SIZE, blobs + CVC_BLOB_ALIGN},
+        {CVC_HD_FILE_SIZE_OFF, CVC_HD_FILE_SIZE_SIZE, orig_size - 1},
+        {CVC_HD_FILE_SIZE_OFF, CVC_HD_FILE_SIZE_SIZE, orig_size + 1},
     };
     for (size_t i = 0; i < CVC_ARRAY_LEN(bad); ++i) {
         memcpy(f, orig, CVC_HEADER_BYTES);
-        if (bad[i].bytes == 4)
-            wr32(f + bad[i].at, (uint32_t)bad[i].value);
-        else
-            wr64(f + bad[i].at, bad[i].value);
-        wr32(f + 60, cvc_crc32(f, 60));   /* the index CRC stays the real one */
+        wr_le(f + bad[i].off, bad[i].size, bad[i].value);
+        fix_header_crc(f);   /* the index CRC stays the real one */
         expect_open(f, CONVCAT_ERR_CORRUPT, NULL);
     }
     memcpy(f, orig, CVC_HEADER_BYTES);
-    wr32(f + 48, rd32(orig + 48) ^ 1);
-    wr32(f + 60, cvc_crc32(f, 60));
+    HD_SET(f, INDEX_CRC, HD_GET(orig, INDEX_CRC) ^ 1);
+    fix_header_crc(f);
     expect_open(f, CONVCAT_ERR_CORRUPT, "index checksum");
     free(f);
 }
@@ -580,11 +831,11 @@ static void test_empty_catalog_opens_with_no_entries(void)
 {
     uint8_t h[CVC_HEADER_BYTES];
     memcpy(h, orig, sizeof h);
-    wr32(h + 16, 0);
-    wr64(h + 32, CVC_HEADER_BYTES);
-    wr64(h + 40, CVC_HEADER_BYTES);
-    wr32(h + 48, cvc_crc32(h, 0));
-    wr32(h + 60, cvc_crc32(h, 60));
+    HD_SET(h, COUNT, 0);
+    HD_SET(h, BLOBS_OFFSET, CVC_HEADER_BYTES);
+    HD_SET(h, FILE_SIZE, CVC_HEADER_BYTES);
+    HD_SET(h, INDEX_CRC, cvc_crc32(h, 0));
+    fix_header_crc(h);
     convcat_catalog *c = NULL;
     UNIT_ASSERT_STATUS(convcat_open_memory(h, sizeof h, &c), CONVCAT_OK);
     CU_ASSERT_EQUAL(convcat_count(c), 0);
@@ -594,8 +845,8 @@ static void test_empty_catalog_opens_with_no_entries(void)
                        CONVCAT_ERR_NOT_FOUND);
     UNIT_ASSERT_STATUS(convcat_entry_info_get(c, 0, &e), CONVCAT_ERR_INVALID_ARGUMENT);
     convcat_close(c);
-    wr64(h + 40, CVC_HEADER_BYTES + 1);   /* neighbour: the size disagrees */
-    wr32(h + 60, cvc_crc32(h, 60));
+    HD_SET(h, FILE_SIZE, CVC_HEADER_BYTES + 1);   /* neighbour: the size disagrees */
+    fix_header_crc(h);
     UNIT_ASSERT_STATUS(open_mem(h, sizeof h, NULL, 0), CONVCAT_ERR_CORRUPT);
 }
 
@@ -604,15 +855,15 @@ static void test_random_garbage_is_corrupt(void)
     uint32_t x = 12345;
     uint8_t *g = malloc(orig_size);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    const size_t sizes[] = {1, 63, 64, 65, 300, 4096, orig_size};
+    const size_t sizes[] = {1, CVC_HEADER_BYTES - 1, CVC_HEADER_BYTES, CVC_HEADER_BYTES + 1, 300, 4096, orig_size};
     for (size_t i = 0; i < CVC_ARRAY_LEN(sizes); ++i) {
         for (int round = 0; round < 20; ++round) {
             for (size_t j = 0; j < sizes[i]; ++j) {
                 x = x * 1664525u + 1013904223u;
                 g[j] = (uint8_t)(x >> 24);
             }
-            if (round % 2 && sizes[i] >= 8)
-                memcpy(g, "CONVCAT", 8);   /* past the magic, into the checksums */
+            if (round % 2 && sizes[i] >= CVC_HD_MAGIC_SIZE)
+                memcpy(g, "CONVCAT", CVC_HD_MAGIC_SIZE);   /* past the magic, into the checksums */
             UNIT_ASSERT_STATUS(open_mem(g, sizes[i], NULL, 0), CONVCAT_ERR_CORRUPT);
         }
     }
@@ -752,6 +1003,7 @@ int main(void)
         {"keys are sorted and unique", test_keys_are_sorted_and_unique},
         {"find finds every key", test_find_finds_every_key},
         {"find refuses unknown keys", test_find_refuses_unknown_keys},
+        {"layout macros tile the record", test_layout_macros_tile_the_record},
         {"entry info agrees with the key", test_entry_info_agrees_with_the_key},
         {"entry info refuses an index past the end", test_entry_info_refuses_an_index_past_the_end},
         {"crc32 is zlib's", test_crc32_is_zlibs},
@@ -759,9 +1011,11 @@ int main(void)
         {"a flipped byte is corrupt", test_a_flipped_byte_is_corrupt},
         {"version bumps are version errors", test_version_bumps_are_version_errors},
         {"index fields disagreeing with the key are corrupt", test_index_fields_disagreeing_with_the_key_are_corrupt},
+        {"fallback boxes follow the key", test_fallback_boxes_follow_the_key},
         {"halo boxes must match the tile", test_halo_boxes_must_match_the_tile},
         {"dynamic cluster shapes are checked at open", test_dynamic_cluster_shapes_are_checked_at_open},
         {"launch fields are range-checked", test_launch_fields_are_range_checked},
+        {"derived fields are range-checked", test_derived_fields_are_range_checked},
         {"unsorted or duplicate keys are corrupt", test_unsorted_or_duplicate_keys_are_corrupt},
         {"blobs outside the file are corrupt", test_blobs_outside_the_file_are_corrupt},
         {"nonzero reserved bytes are corrupt", test_nonzero_reserved_bytes_are_corrupt},

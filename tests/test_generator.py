@@ -10,6 +10,8 @@ import dataclasses
 import json
 import os
 import pathlib
+import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -22,7 +24,7 @@ sys.path.insert(0, str(ROOT / "generator"))
 
 import jinja2  # noqa: E402
 
-from convcat_gen import render, space, spec  # noqa: E402
+from convcat_gen import index, render, space, spec  # noqa: E402
 
 GEN = [sys.executable, str(ROOT / "generator" / "convcat-gen")]
 PACK = [sys.executable, str(ROOT / "catalog" / "pack.py")]
@@ -38,6 +40,8 @@ def variant(base: str, **changes) -> space.Key:
 
 BF16 = "sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop"
 F16_1D = "sm90a_fprop_1d_f16_f16_f32_f32_64x128x64_s3_c1x2_coop"
+GATHER = "sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x32_s3_c1x1_gather"
+DIRECT = "sm90a_dgrad_2d_bf16_bf16_f32_bf16_4x16x64_s1_c1x1_direct"
 
 
 def read_vectors():
@@ -240,18 +244,24 @@ class Validity(unittest.TestCase):
         self.assertIn("p, 1, 1, 0, 0;", render.render(variant(BF16)))
 
     def test_split_k_kernels(self):
-        # wgrad always splits K; fprop when its warpgroups hold fewer than 128 accumulators
-        # (runtime/src/internal.h cvc_splits_k is the same rule).
+        # wgrad always splits K; fprop when its warpgroups hold fewer than 128 accumulators.
+        # The index records it (flag SPLITS_K), which the runtime reads.
         self.assertTrue(space.splits_k(variant(BF16, op="wgrad")))
         self.assertTrue(space.splits_k(variant(BF16)))                       # 64 accumulators
         self.assertFalse(space.splits_k(variant(BF16, tile_n=256)))          # 128
         self.assertFalse(space.splits_k(variant(BF16, op="dgrad")))
+        for k in (variant(BF16, op="wgrad"), variant(BF16), variant(BF16, tile_n=256), variant(BF16, op="dgrad")):
+            self.assertEqual(bool(space.index_values(k)["flags"] & index.FLAG_BITS["SPLITS_K"]), space.splits_k(k))
         self.assertIn("_reduce(const __grid_constant__ cvc_params p)", render.render(variant(BF16)))
         self.assertNotIn("_reduce(", render.render(variant(BF16, tile_n=256)))
 
     def test_dgrad_scatter_epilogue(self):
         # Strided dgrad scatters rows; pingpong warpgroups of 128 accumulators have no room for it
-        # (runtime/src/problem.c refuses strided problems for them: the same rule).
+        # (the index lacks flag SCATTERS, and runtime/src/rules.c refuses strided problems for them).
+        for k in (variant(BF16, op="dgrad"), variant(BF16, op="dgrad", schedule="pingpong"), variant(BF16)):
+            flags = space.index_values(k)["flags"]
+            self.assertEqual(bool(flags & index.FLAG_BITS["SCATTERS"]), space.dgrad_scatters(k))
+            self.assertEqual(bool(flags & index.FLAG_BITS["STRIDED_KERNEL"]), space.dgrad_scatters(k))   # sm90a
         self.assertTrue(space.dgrad_scatters(variant(BF16, op="dgrad")))
         self.assertFalse(space.dgrad_scatters(variant(BF16, op="dgrad", schedule="pingpong")))
         self.assertTrue(space.dgrad_scatters(variant(BF16, op="dgrad", schedule="pingpong", tile_n=64)))
@@ -262,8 +272,8 @@ class Validity(unittest.TestCase):
         self.assertNotIn("store_scattered", render.render(variant(BF16, op="dgrad", schedule="pingpong")))
 
     def test_grouped_wgrad_kernels(self):
-        # wgrad of tile M == tile N and cluster M 1 (runtime/src/internal.h cvc_groups_wgrad is the
-        # same rule); only those carry the diagonal-block store.
+        # wgrad of tile M == tile N and cluster M 1 (the index's groups_mode "diagonal", which the
+        # runtime's rules read); only those carry the diagonal-block store.
         w = variant(BF16, op="wgrad")
         self.assertTrue(space.groups_wgrad(w))
         self.assertTrue(space.groups_wgrad(variant(BF16, op="wgrad", cluster_n=2)))
@@ -280,24 +290,29 @@ class Validity(unittest.TestCase):
         self.assertIn("group_chunk(p, dst", render.render(sm100))
         self.assertFalse(space.groups_wgrad(space.parse("sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_2sm")))
 
-    def test_grouped_wgrad_vectors(self):
-        # tests/group_vectors.txt, which tests/test_rules.c runs through the C rules.
-        lines = 0
-        for no, line in enumerate((ROOT / "tests" / "group_vectors.txt").read_text().split("\n"), 1):
-            if not line or line.startswith("#"):
-                continue
-            words = line.split(" ", 5)
-            k, kk, c, g, verdict = space.parse(words[0]), int(words[1]), int(words[2]), int(words[3]), words[4]
-            why = space.why_not_grouped(k, kk, c, g)
-            with self.subTest(line=no):
-                if verdict == "ok":
-                    self.assertIsNone(why)
-                else:
-                    self.assertEqual(verdict, "refused")
-                    self.assertIsNotNone(why)
-                    self.assertIn(words[5], why)
-            lines += 1
-        self.assertGreaterEqual(lines, 20)
+    def test_groups_in_the_index(self):
+        # How a kernel takes groups is its record's groups_mode: diagonal for the grouped wgrad
+        # kernels (channels per group 8, 16, 32, 64 in group_c_mask), any for gather, depthwise for
+        # direct, none for the rest.  tests/test_rules.c runs the runtime's rules on these fields.
+        mode = {v: n for n, v in index.GROUPS_MODE.items()}
+        cases = [(variant(BF16, op="wgrad"), "diagonal"), (variant(BF16, op="wgrad", cluster_n=2), "diagonal"),
+                 (variant(BF16, op="wgrad", tile_n=64), "none"), (variant(BF16, op="wgrad", cluster_m=2), "none"),
+                 (variant(BF16), "none"), (variant(BF16, op="dgrad"), "none"),
+                 (key("sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm"), "diagonal"),
+                 (key("sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_2sm"), "none"),
+                 (key(GATHER), "any"), (key(DIRECT), "depthwise")]
+        for k, want in cases:
+            with self.subTest(key=k.name()):
+                self.assertValid(k)
+                v = space.index_values(k)
+                self.assertEqual(mode[v["groups_mode"]], want)
+                self.assertEqual(v["group_c_mask"], sum(1 << c.bit_length() - 1 for c in (8, 16, 32, 64))
+                                 if want == "diagonal" else 0)
+                self.assertEqual(want == "diagonal", space.groups_wgrad(k) and space.family(k) == "tma")
+                # sm90a's grouped wgrad splits its K loop too (KEY_reduce adds the diagonal blocks)
+                self.assertEqual(bool(v["flags"] & index.FLAG_BITS["GROUPED_SPLITS"]),
+                                 want == "any" and k.op == "wgrad" or want == "diagonal" and k.arch == "sm90a")
+        self.assertFalse(hasattr(space, "why_not_grouped"))   # the rule itself is the runtime's alone
 
     def test_grouped_wgrad_kernels_in_the_default_catalog(self):
         # Grouped problems need kernels: both arches, f16 and bf16, 64- and 128-wide tiles (sm90a).
@@ -312,7 +327,8 @@ class Validity(unittest.TestCase):
         # is_valid guards future axis values): every valid key's boxes are whole atoms.
         for k in space.product(arch=("sm90a",), op=("fprop",), dims=(2,),
                                 dtypes=[("bf16", "bf16", "f32", "bf16")], stages=(3,)):
-            if space.is_valid(k)[0] and not space.halo_tiles(k):   # halo: A boxes are input tiles
+            # halo: A boxes are input tiles; gather and direct kernels have no TMA boxes
+            if space.is_valid(k)[0] and space.family(k) == "tma" and not space.halo_tiles(k):
                 c = space.derive(k)
                 self.assertEqual(c.a_box_rows * k.cluster_n, k.tile_m)
                 self.assertEqual(c.b_box_rows * k.cluster_m, k.tile_n)
@@ -380,7 +396,7 @@ class Validity(unittest.TestCase):
 
     def test_unimplemented_arch_op_schedule(self):
         self.assertInvalid(variant(BF16, arch="sm100a"), "sm100a kernels are 1sm or 2sm")   # tests/test_sm100.py
-        self.assertInvalid(variant(BF16, schedule="2sm"), "schedule 2sm: coop, pingpong, swap or halo")
+        self.assertInvalid(variant(BF16, schedule="2sm"), "schedule 2sm: coop, pingpong, swap, halo, gather or direct")
         self.assertInvalid(variant(BF16, arch="sm80"), "unknown arch sm80")
         self.assertValid(variant(BF16, op="dgrad"))
         self.assertValid(variant(BF16, op="wgrad"))
@@ -479,7 +495,11 @@ class Validity(unittest.TestCase):
                 c = space.derive(k)
                 self.assertLessEqual(c.smem_bytes, space.SMEM_OPTIN_BYTES[k.arch])
                 self.assertLessEqual(c.acc_regs, space.SM90_ACC_REG_BUDGET)
-                self.assertEqual(c.threads, 384)
+                if space.family(k) == "tma":
+                    self.assertEqual(c.threads, 384)
+                else:   # gather and direct: whole warps, one CTA's worth
+                    self.assertTrue(c.threads % 32 == 0 and 32 <= c.threads <= 1024, k.name())
+                index.record(dict(space.index_values(k), registers=1, blob_crc=0, blob_offset=0, blob_size=1))
         self.assertGreater(valid, 10)
         self.assertEqual(keys, sorted(keys, key=space.Key.name))
         self.assertEqual(len(keys), len(set(keys)))
@@ -597,7 +617,8 @@ class Rendering(unittest.TestCase):
             for k in valid:
                 with self.subTest(spec=name, key=k.name()):
                     src = render.render(k)
-                    self.assertIn(f"\n{k.name()}(const __grid_constant__", src)
+                    # the kernel's name starts a line (TMA templates) or follows its __launch_bounds__
+                    self.assertRegex(src, rf"(\n|__launch_bounds__\([^)]*\) ){k.name()}\(const __grid_constant__")
                     self.assertIn("do not edit", src.split("\n", 1)[0])
 
     def test_tile_n_160_epilogue_rows(self):
@@ -664,9 +685,7 @@ class Cli(unittest.TestCase):
         self.assertIn("stages 9", r.stdout)
 
 
-# ---- the packer --------------------------------------------------------------------------
-
-HEADER = struct.Struct("<8sIIIIQQQI8xI")   # the 64-byte header; reserved u32[2] skipped
+# ---- the packer and the index layout -------------------------------------------------------------
 
 
 def kernel_abi():
@@ -676,17 +695,22 @@ def kernel_abi():
     raise AssertionError("no CONVCAT_KERNEL_ABI")
 
 
-def format_version():
-    """The catalog format the C runtime reads: the packer must write the same."""
-    for line in (ROOT / "runtime" / "src" / "catalog_format.h").read_text().split("\n"):
-        if line.startswith("#define CVC_FORMAT_VERSION "):
-            return int(line.split()[2].rstrip("u"))
-    raise AssertionError("no CVC_FORMAT_VERSION")
+def c_header_macros(text):
+    """{NAME: int} of the #define NAME VALUE lines of a generated cvc_index_layout.h."""
+    return {m.group(1): int(m.group(2), 0) for m in re.finditer(r"^#define (\w+) (0x[0-9a-f]+|\d+)u?\b", text, re.M)}
+
+
+def records(data):
+    """The header and the records of a catalog, by index.py's layout."""
+    head = index.unpack_header(data[:index.HEADER_BYTES])
+    off = head["index_offset"]
+    return head, [data[off + i * index.ENTRY_BYTES: off + (i + 1) * index.ENTRY_BYTES] for i in range(head["count"])]
 
 
 class Pack(unittest.TestCase):
     KEYS = [F16_1D, BF16, "sm90a_fprop_3d_bf16_bf16_f32_f32_128x128x64_s4_c1x1_coop",
-            "sm90a_fprop_2d_f16_f16_f32_f16_128x256x64_s3_c2x1_coop"]
+            "sm90a_fprop_2d_f16_f16_f32_f16_128x256x64_s3_c2x1_coop", GATHER, DIRECT,
+            "sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1f1x1_1sm"]
 
     def make(self, d, keys, sizes=None, regs=None):
         paths = []
@@ -702,46 +726,122 @@ class Pack(unittest.TestCase):
         r = subprocess.run(PACK + ["--out", str(d / out)] + paths, capture_output=True, text=True)
         return r, (d / out).read_bytes() if r.returncode == 0 else None
 
+    def check_catalog(self, data, regs=None, blobs=None):
+        """A packed catalog read by index.py's layout: the header's fields, and every record's fields
+        those of space.index_values (registers and blob aside), its reserved tail zero.  The keys."""
+        head, recs = records(data)
+        self.assertEqual(head["magic"], index.MAGIC)
+        self.assertEqual((head["format_version"], head["kernel_abi"], head["entry_bytes"], head["index_offset"]),
+                         (index.FORMAT_VERSION, kernel_abi(), index.ENTRY_BYTES, index.HEADER_BYTES))
+        boff = index.HEADER_BYTES + head["count"] * index.ENTRY_BYTES
+        self.assertEqual(head["blobs_offset"], boff)
+        self.assertEqual(head["file_size"], len(data))
+        self.assertEqual(head["reserved"], bytes(8))
+        crc_off = dict((n, off) for n, _, off, _, _ in index.HEADER_LAYOUT)["header_crc"]
+        self.assertEqual(head["header_crc"], zlib.crc32(data[:crc_off]))
+        self.assertEqual(head["index_crc"], zlib.crc32(data[index.HEADER_BYTES:boff]))
+        names, end = [], boff
+        for rec in recs:
+            got = index.unpack_record(rec)
+            name = got["key"]
+            names.append(name)
+            self.assertEqual(rec[:index.KEY_BYTES], name.encode().ljust(index.KEY_BYTES, b"\0"))
+            self.assertEqual(rec[index.RECORD_USED:], bytes(index.ENTRY_BYTES - index.RECORD_USED))
+            want = space.index_values(key(name))
+            for field, _, _ in index.RECORD:
+                if field not in ("registers", "blob_crc", "blob_offset", "blob_size"):
+                    with self.subTest(key=name, field=field):
+                        self.assertEqual(got[field], want[field])
+            if regs:
+                self.assertEqual(got["registers"], regs[name])
+            self.assertEqual(got["blob_offset"] % index.BLOB_ALIGN, 0)
+            self.assertGreaterEqual(got["blob_offset"], boff)
+            self.assertEqual(data[end:got["blob_offset"]], bytes(got["blob_offset"] - end))   # zero padding
+            blob = data[got["blob_offset"]:got["blob_offset"] + got["blob_size"]]
+            self.assertEqual(got["blob_crc"], zlib.crc32(blob))
+            if blobs:
+                self.assertEqual(blob, blobs[name])
+            end = got["blob_offset"] + got["blob_size"]
+        self.assertEqual(end, len(data))   # the last blob ends the file
+        return names
+
     def test_output_parses(self):
         with tempfile.TemporaryDirectory() as t:
             d = pathlib.Path(t)
             paths = self.make(d, self.KEYS)
             r, data = self.pack(d, paths)
             self.assertEqual(r.returncode, 0, r.stderr)
-            magic, version, abi, count, esize, ioff, boff, fsize, icrc, hcrc = HEADER.unpack_from(data)
-            self.assertEqual(magic, b"CONVCAT\0")
-            self.assertEqual((version, abi, count, esize, ioff), (format_version(), kernel_abi(), 4, 256, 64))
-            self.assertEqual(boff, 64 + 4 * 256)
-            self.assertEqual(fsize, len(data))
-            self.assertEqual(data[52:60], bytes(8))
-            self.assertEqual(hcrc, zlib.crc32(data[:60]))
-            self.assertEqual(icrc, zlib.crc32(data[ioff:boff]))
-            names = []
-            for i in range(count):
-                rec = data[ioff + i * 256: ioff + (i + 1) * 256]
-                name = rec[:112].rstrip(b"\0").decode()
-                self.assertEqual(rec[:112], name.encode().ljust(112, b"\0"))
-                names.append(name)
-                k, c = key(name), space.derive(key(name))
-                self.assertEqual(rec[112:120], bytes([1, 0, k.dims, *(pack_dtype(t) for t in (k.a, k.b, k.acc, k.out)), 1]))
-                self.assertEqual(struct.unpack_from("<3H4B", rec, 120),
-                                 (k.tile_m, k.tile_n, k.tile_k, k.stages, k.cluster_m, k.cluster_n, 0))
-                threads, smem, regs, ar, ac, br, bc, sw, crc, off, size = struct.unpack_from("<HIH5HIQQ", rec, 130)
-                self.assertEqual((threads, smem, ar, ac, br, bc, sw),
-                                 (384, c.smem_bytes, k.tile_m // k.cluster_n, k.tile_k,
-                                  k.tile_n // k.cluster_m, k.tile_k, 128))
-                self.assertEqual(regs, 100 + self.KEYS.index(name))
-                out_bytes = {"f16": 2, "bf16": 2, "f32": 4}[k.out]
-                self.assertEqual(struct.unpack_from("<2H", rec, 168), (64, 128 // out_bytes))   # output store box
-                self.assertEqual(rec[172:], bytes(84))
-                self.assertEqual(off % 256, 0)
-                self.assertGreaterEqual(off, boff)
-                blob = (d / f"{name}.fatbin").read_bytes()
-                self.assertEqual(data[off:off + size], blob)
-                self.assertEqual(crc, zlib.crc32(blob))
+            regs = {k: 100 + i for i, k in enumerate(self.KEYS)}
+            blobs = {k: (d / f"{k}.fatbin").read_bytes() for k in self.KEYS}
+            names = self.check_catalog(data, regs, blobs)
             self.assertEqual(names, sorted(self.KEYS))
-            # the last blob ends the file; padding between blobs is zero
-            self.assertEqual(off + size, len(data))
+            # The fields by hand, for what the runtime computes with: the key's own fields, and the
+            # TMA boxes of sm90a (tile M / cluster N pixels x tile K, tile N / cluster M filters x tile K).
+            _, recs = records(data)
+            for rec in recs:
+                got = index.unpack_record(rec)
+                k = key(got["key"])
+                self.assertEqual([got[f] for f in ("arch", "op", "dims", "a", "b", "acc", "out", "schedule")],
+                                 [index.ARCH[k.arch], index.OP[k.op], k.dims, *(pack_dtype(t) for t in (k.a, k.b, k.acc, k.out)),
+                                  index.SCHEDULE[k.schedule]])
+                self.assertEqual([got[f] for f in ("tile_m", "tile_n", "tile_k", "stages", "cluster_m", "cluster_n",
+                                                   "fallback_m", "fallback_n")],
+                                 [k.tile_m, k.tile_n, k.tile_k, k.stages, k.cluster_m, k.cluster_n, k.fallback_m, k.fallback_n])
+                self.assertEqual(got["family"], index.FAMILY[space.family(k)])
+                if k.arch == "sm90a" and space.family(k) == "tma":
+                    c = space.derive(k)
+                    self.assertEqual((got["threads"], got["smem_bytes"], got["a_box_rows"], got["a_box_cols"],
+                                      got["b_box_rows"], got["b_box_cols"], got["swizzle_bytes"]),
+                                     (384, c.smem_bytes, k.tile_m // k.cluster_n, k.tile_k,
+                                      k.tile_n // k.cluster_m, k.tile_k, 128))
+                    out_bytes = {"f16": 2, "bf16": 2, "f32": 4}[k.out]
+                    self.assertEqual((got["y_box_rows"], got["y_box_cols"]), (64, 128 // out_bytes))   # output store box
+                    self.assertEqual((got["fb_a_box_rows"], got["fb_b_box_rows"]), (0, 0))
+                    self.assertEqual(got["max_stride"], 8)
+                    self.assertTrue(got["flags"] & index.FLAG_BITS["VERIFIED"])
+                elif space.family(k) == "tma":   # sm100a, a dynamic cluster: its fallback shape's boxes
+                    self.assertEqual((got["threads"], got["y_box_rows"]), (192, 32))
+                    self.assertGreater(got["fb_a_box_rows"], 0)
+                    self.assertFalse(got["flags"] & index.FLAG_BITS["VERIFIED"])
+                else:   # gather and direct: no tensor maps, any channels and strides
+                    self.assertEqual((got["swizzle_bytes"], got["a_box_rows"], got["c_align"], got["k_align"],
+                                      got["max_stride"]), (0, 0, 1, 1, 0))
+                    self.assertGreater(got["vec_mask"], 0)
+                    self.assertEqual(got["groups_mode"], index.GROUPS_MODE["any" if k.schedule == "gather" else "depthwise"])
+
+    def test_capabilities_of_every_catalog_record(self):
+        """Every record's capability fields equal space.index_values: the built catalog's
+        ($CONVCAT_TEST_CATALOG) where the test has it, else one packed here of the ci spec's keys."""
+        path = os.environ.get("CONVCAT_TEST_CATALOG")
+        if path and pathlib.Path(path).is_file():
+            data = pathlib.Path(path).read_bytes()
+            self.assertGreater(len(self.check_catalog(data)), 0)
+            return
+        valid, _ = spec.load(ROOT / "catalog" / "specs" / "ci.spec")
+        keys = [k.name() for k in valid]
+        self.assertEqual({space.family(k) for k in valid}, {"tma", "gather", "direct"})
+        with tempfile.TemporaryDirectory() as t:
+            d = pathlib.Path(t)
+            paths = self.make(d, keys, sizes=[300 + 17 * i for i in range(len(keys))])
+            r, data = self.pack(d, paths)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(self.check_catalog(data, {k: 100 + i for i, k in enumerate(keys)}), sorted(keys))
+
+    def test_test_index_holds_the_valid_key_literals(self):
+        """pack.py --keys-from: every valid key literal of the sources, without code; invalid ones left out."""
+        with tempfile.TemporaryDirectory() as t:
+            d = pathlib.Path(t)
+            src = d / "t.c"
+            bad = variant(BF16, tile_m=256, tile_n=256).name()
+            src.write_text(f'"{BF16}" "{GATHER}" "{DIRECT}" "{bad}" "sm90a_not_a_key" "{BF16}"\n')
+            r = subprocess.run(PACK + ["--out", str(d / "i.catalog"), "--keys-from", str(src)],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            data = (d / "i.catalog").read_bytes()
+            self.assertEqual(self.check_catalog(data), sorted([BF16, GATHER, DIRECT]))
+            _, recs = records(data)
+            for rec in recs:
+                self.assertEqual(index.unpack_record(rec)["registers"], 0)
 
     def test_output_is_byte_identical_for_identical_input(self):
         with tempfile.TemporaryDirectory() as t:
@@ -784,8 +884,110 @@ class Pack(unittest.TestCase):
             d = pathlib.Path(t)
             r, data = self.pack(d, [])
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertEqual(len(data), 64)
-            self.assertEqual(HEADER.unpack_from(data)[3], 0)
+            self.assertEqual(len(data), index.HEADER_BYTES)
+            self.assertEqual(records(data)[0]["count"], 0)
+            self.assertEqual(self.check_catalog(data), [])
+
+
+class IndexLayout(unittest.TestCase):
+    """generator/convcat_gen/index.py: the layout described once, and the C header made from it."""
+
+    def generated_header(self):
+        with tempfile.TemporaryDirectory() as t:
+            out = pathlib.Path(t) / "cvc_index_layout.h"
+            r = subprocess.run([sys.executable, str(ROOT / "generator" / "convcat_gen" / "index.py"), str(out)],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return out.read_text()
+
+    def test_layout_tiles_the_record_and_the_header(self):
+        for layout, used, total in ((index.RECORD_LAYOUT, index.RECORD_USED, index.ENTRY_BYTES),
+                                    (index.HEADER_LAYOUT, index.HEADER_USED, index.HEADER_BYTES)):
+            at = 0
+            for name, code, off, size, _ in layout:
+                self.assertEqual(off, at, name)
+                self.assertEqual(size, struct_size(code), name)
+                at = off + size
+            self.assertEqual(at, used)
+            self.assertLessEqual(used, total)
+        self.assertEqual(index.HEADER_USED, index.HEADER_BYTES)
+        self.assertEqual([f[0] for f in index.RECORD[:len(index.KEY_FIELDS) + 1]], ["key", *index.KEY_FIELDS])
+        # record() and unpack_record() are inverse, and every field is written where the layout says
+        vals = space.index_values(key(BF16))
+        vals.update(registers=0x1234, blob_crc=0xDEADBEEF, blob_offset=0x0102030405060708, blob_size=77)
+        raw = index.record(vals)
+        self.assertEqual(len(raw), index.ENTRY_BYTES)
+        self.assertEqual(index.unpack_record(raw), vals)
+        off = {n: (o, s) for n, _, o, s, _ in index.RECORD_LAYOUT}
+        self.assertEqual(int.from_bytes(raw[slice(off["blob_offset"][0], sum(off["blob_offset"]))], "little"),
+                         0x0102030405060708)
+        self.assertEqual(int.from_bytes(raw[slice(off["registers"][0], sum(off["registers"]))], "little"), 0x1234)
+        with self.assertRaises(ValueError):
+            index.record({k: v for k, v in vals.items() if k != "flags"})
+        with self.assertRaises(ValueError):
+            index.record(dict(vals, colour=1))
+
+    def test_c_header_has_every_field(self):
+        text = self.generated_header()
+        self.assertEqual(text, index.c_header())
+        m = c_header_macros(text)
+        for prefix, layout in (("CVC_IX", index.RECORD_LAYOUT), ("CVC_HD", index.HEADER_LAYOUT)):
+            for name, _, off, size, _ in layout:
+                with self.subTest(field=f"{prefix}_{name.upper()}"):
+                    self.assertEqual(m.get(f"{prefix}_{name.upper()}_OFF"), off)
+                    self.assertEqual(m.get(f"{prefix}_{name.upper()}_SIZE"), size)
+            # nothing else of that prefix but the documented extras
+            fields = {f"{prefix}_{n.upper()}_{w}" for n, *_ in layout for w in ("OFF", "SIZE")}
+            extras = {n for n in m if n.startswith(prefix + "_")} - fields
+            self.assertEqual(extras, {"CVC_IX_RESERVED_OFF", "CVC_IX_KEY_FIELDS_END"} if prefix == "CVC_IX" else set())
+        self.assertEqual(m["CVC_IX_RESERVED_OFF"], index.RECORD_USED)
+        key_end = dict((n, o + s) for n, _, o, s, _ in index.RECORD_LAYOUT)[index.KEY_FIELDS[-1]]
+        self.assertEqual(m["CVC_IX_KEY_FIELDS_END"], key_end)
+        self.assertEqual((m["CVC_FORMAT_VERSION"], m["CVC_HEADER_BYTES"], m["CVC_ENTRY_BYTES"], m["CVC_KEY_BYTES"],
+                          m["CVC_BLOB_ALIGN"]),
+                         (index.FORMAT_VERSION, index.HEADER_BYTES, index.ENTRY_BYTES, index.KEY_BYTES, index.BLOB_ALIGN))
+        self.assertEqual(m["CVC_FORMAT_VERSION"], 3)
+        for name, bit in index.FLAG_BITS.items():
+            self.assertEqual(m[f"CVC_F_{name}"], bit)
+        self.assertEqual(m["CVC_F_ALL"], sum(index.FLAG_BITS.values()))
+        for name, v in index.FAMILY.items():
+            self.assertEqual(m[f"CVC_FAMILY_{name.upper()}"], v)
+        for name, v in index.GROUPS_MODE.items():
+            self.assertEqual(m[f"CVC_GROUPS_{name.upper()}"], v)
+        # the generator rewrites the file only when its text changes (ninja keeps what did not)
+        with tempfile.TemporaryDirectory() as t:
+            out = pathlib.Path(t) / "h.h"
+            index.main([str(out)])
+            os.utime(out, (1_000_000, 1_000_000))
+            index.main([str(out)])
+            self.assertEqual(out.stat().st_mtime, 1_000_000)
+
+    def test_c_header_compiles_against_the_public_enums(self):
+        """Its CVC_INDEX_LAYOUT_CHECK_ENUMS() static_asserts every enum value the packer writes."""
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if not cc:
+            self.skipTest("no C compiler")
+        with tempfile.TemporaryDirectory() as t:
+            d = pathlib.Path(t)
+            (d / "cvc_index_layout.h").write_text(self.generated_header())
+            (d / "t.c").write_text('#include "convcat.h"\n#include "cvc_index_layout.h"\n'
+                                   "CVC_INDEX_LAYOUT_CHECK_ENUMS();\nint main(void) { return 0; }\n")
+            r = subprocess.run([cc, "-std=c11", "-fsyntax-only", "-I", str(d), "-I", str(ROOT / "runtime" / "include"),
+                                str(d / "t.c")], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_index_values_fill_every_field(self):
+        for name in (BF16, F16_1D, GATHER, DIRECT, "sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1f1x1_1sm",
+                     "sm90a_fprop_2d_bf16_bf16_f32_bf16_224x64x64_s8_c1x1_halo"):
+            with self.subTest(key=name):
+                v = space.index_values(key(name))
+                self.assertEqual(set(v), {f[0] for f in index.RECORD})
+                self.assertFalse(v["flags"] & ~sum(index.FLAG_BITS.values()))
+                index.record(dict(v, registers=1, blob_crc=0, blob_offset=0, blob_size=1))   # each fits its field
+
+
+def struct_size(code):
+    return struct.calcsize("<" + code)
 
 
 def pack_dtype(t):

@@ -152,6 +152,15 @@ static void test_parse_gives_every_field(void)
     CU_ASSERT_EQUAL(k.cluster_m, 1);
     CU_ASSERT_EQUAL(k.cluster_n, 9);
     CU_ASSERT_EQUAL(k.schedule, CONVCAT_PINGPONG);
+    CU_ASSERT_TRUE_FATAL(cvc_key_parse("sm90a_dgrad_2d_bf16_bf16_f32_bf16_4x16x64_s1_c1x1_direct", &k, why, sizeof why));
+    CU_ASSERT_EQUAL(k.op, CONVCAT_DGRAD);
+    CU_ASSERT_TRUE(k.tile_m == 4 && k.tile_n == 16 && k.tile_k == 64 && k.stages == 1);
+    CU_ASSERT_EQUAL(k.schedule, CONVCAT_DIRECT);
+    CU_ASSERT_FALSE(cvc_key_dynamic(&k));
+    CU_ASSERT_TRUE_FATAL(cvc_key_parse("sm100a_wgrad_3d_tf32_tf32_f32_f32_64x32x16_s3_c1x1_gather", &k, why, sizeof why));
+    CU_ASSERT_EQUAL(k.arch, CONVCAT_ARCH_SM100A);
+    CU_ASSERT_EQUAL(k.a, CONVCAT_TF32);
+    CU_ASSERT_EQUAL(k.schedule, CONVCAT_GATHER);
 }
 
 /* Every value of every enumerated field prints and parses back to itself. */
@@ -162,7 +171,7 @@ static void test_every_enumerated_value_round_trips(void)
         for (int op = CONVCAT_FPROP; op <= CONVCAT_WGRAD; ++op)
             for (int dims = 1; dims <= 3; ++dims)
                 for (int t = CONVCAT_F16; t <= CONVCAT_E5M2; ++t)
-                    for (int sched = CONVCAT_COOP; sched <= CONVCAT_HALO; ++sched)
+                    for (int sched = CONVCAT_COOP; sched <= CONVCAT_DIRECT; ++sched)
                         for (int pos = 0; pos < 4; ++pos) {
                             cvc_key k = {.arch = arch, .op = op, .dims = dims, .a = CONVCAT_BF16,
                                          .b = CONVCAT_BF16, .acc = CONVCAT_F32, .out = CONVCAT_BF16,
@@ -178,7 +187,7 @@ static void test_every_enumerated_value_round_trips(void)
                             CU_ASSERT_TRUE(ok && memcmp(&back, &k, sizeof k) == 0);
                             ++checked;
                         }
-    CU_ASSERT_EQUAL(checked, 2 * 3 * 3 * 6 * 6 * 4);
+    CU_ASSERT_EQUAL(checked, 2 * 3 * 3 * 6 * 8 * 4);
 }
 
 static void test_parse_refuses_null_and_overlong_text(void)
@@ -231,6 +240,7 @@ static void test_reasons_name_the_bad_field(void)
         {"sm90a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s0_c2x1_coop", "stages 's0'"},
         {"sm90a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s4_c10x1_coop", "cluster 'c10x1'"},
         {"sm90a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s4_c2x1_ping", "schedule 'ping'"},
+        {"sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x32_s3_c1x1_gathered", "schedule 'gathered'"},
         {"sm90a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s4_c2x1", "10 fields"},
         {"sm90a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s4_c2x1_coop_", "not a key"},
     };
@@ -280,7 +290,12 @@ static void test_names_cover_exactly_the_enums(void)
     CU_ASSERT_STRING_EQUAL(convcat_schedule_name(CONVCAT_2SM), "2sm");
     CU_ASSERT_STRING_EQUAL(convcat_schedule_name(CONVCAT_SWAP), "swap");
     CU_ASSERT_STRING_EQUAL(convcat_schedule_name(CONVCAT_HALO), "halo");
-    CU_ASSERT_PTR_NULL(convcat_schedule_name((convcat_schedule)7));
+    CU_ASSERT_STRING_EQUAL(convcat_schedule_name(CONVCAT_GATHER), "gather");
+    CU_ASSERT_STRING_EQUAL(convcat_schedule_name(CONVCAT_DIRECT), "direct");
+    CU_ASSERT_EQUAL(CONVCAT_GATHER, 7);
+    CU_ASSERT_EQUAL(CONVCAT_DIRECT, 8);
+    CU_ASSERT_PTR_NULL(convcat_schedule_name((convcat_schedule)9));
+    CU_ASSERT_PTR_NULL(convcat_schedule_name((convcat_schedule)-1));
     CU_ASSERT_EQUAL(cvc_dtype_bytes(CONVCAT_F16), 2);
     CU_ASSERT_EQUAL(cvc_dtype_bytes(CONVCAT_BF16), 2);
     CU_ASSERT_EQUAL(cvc_dtype_bytes(CONVCAT_TF32), 4);

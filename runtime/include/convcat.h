@@ -96,15 +96,26 @@ typedef enum convcat_arch { CONVCAT_ARCH_ANY = 0, CONVCAT_ARCH_SM90A = 1, CONVCA
 /** sm90a: coop, pingpong, swap, halo (warpgroup schedules; swap is pingpong with wgmma's operands
  *  swapped, M = the tile's 64 filters, N = its pixels; halo is swap on tiles of output rows x 8 columns
  *  whose input pixels load once per channel block, for all filter taps: 2D, unit stride, filters
- *  reaching at most 2 pixels past a block); sm100a: 1sm, 2sm (tcgen05.mma CTA group). */
+ *  reaching at most 2 pixels past a block); sm100a: 1sm, 2sm (tcgen05.mma CTA group).  Both arches:
+ *  gather (implicit GEMM whose threads gather the operands, mma.sync: any groups and channel counts)
+ *  and direct (depthwise convolution on CUDA cores). */
 typedef enum convcat_schedule {
     CONVCAT_COOP = 1,
     CONVCAT_PINGPONG = 2,
     CONVCAT_1SM = 3,
     CONVCAT_2SM = 4,
     CONVCAT_SWAP = 5,
-    CONVCAT_HALO = 6
+    CONVCAT_HALO = 6,
+    CONVCAT_GATHER = 7,
+    CONVCAT_DIRECT = 8
 } convcat_schedule;
+
+/** Kernel families: how a kernel reads its operands. */
+typedef enum convcat_family {
+    CONVCAT_FAMILY_TMA = 1,      /**< implicit GEMM, operands by the tensor memory accelerator */
+    CONVCAT_FAMILY_GATHER = 2,   /**< implicit GEMM, operands gathered by the threads (any groups and channels) */
+    CONVCAT_FAMILY_DIRECT = 3    /**< depthwise direct convolution */
+} convcat_family;
 
 typedef enum convcat_mode {
     CONVCAT_CROSS_CORRELATION = 0, /**< y[q] = sum x[q*stride + s*dil - pad] w[s]: what frameworks call convolution */
@@ -159,6 +170,13 @@ typedef struct convcat_entry_info {
     /** Dynamic cluster (sm100a): launched preferring cluster_m x cluster_n, a cluster may
      *  form as fallback_m x fallback_n instead.  0 x 0: a static cluster. */
     int fallback_m, fallback_n;
+    convcat_family family;
+    /** 1 where the GPU suite has executed kernels of this arch and family (0: compiled and
+     *  statically checked only, as every sm100a kernel: no Blackwell GPU has run them). */
+    int verified;
+    /** Groups the kernel takes: 0 groups = 1 only; 1 wgrad with K == C and some channel counts
+     *  per group; 2 any groups dividing C and K; 3 depthwise (one channel per group). */
+    int groups_mode;
 } convcat_entry_info;
 
 /** Map and verify a catalog file (header, index, every code blob's checksum). */

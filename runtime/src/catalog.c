@@ -22,6 +22,16 @@ static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static uint32_t rd32(const uint8_t *p) { return (uint32_t)rd16(p) | (uint32_t)rd16(p + 2) << 16; }
 static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
 
+/* Field NAME of an index record or of the header, by its generated offset and size. */
+static uint64_t rd_field(const uint8_t *r, unsigned off, unsigned size)
+{
+    return size == 1 ? r[off] : size == 2 ? rd16(r + off) : size == 4 ? rd32(r + off) : rd64(r + off);
+}
+#define IX(r, NAME) rd_field((r), CVC_IX_##NAME##_OFF, CVC_IX_##NAME##_SIZE)
+#define HD(f, NAME) rd_field((f), CVC_HD_##NAME##_OFF, CVC_HD_##NAME##_SIZE)
+
+CVC_INDEX_LAYOUT_CHECK_ENUMS();
+
 static bool all_zero(const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; ++i)
@@ -30,76 +40,144 @@ static bool all_zero(const uint8_t *p, size_t n)
     return true;
 }
 
+/* The fields of a record that its key fixes, checked against the parsed key. */
+static bool key_fields_match(const uint8_t *r, const cvc_key *k)
+{
+    return IX(r, ARCH) == (uint64_t)k->arch && IX(r, OP) == (uint64_t)k->op && IX(r, DIMS) == (uint64_t)k->dims &&
+           IX(r, A) == (uint64_t)k->a && IX(r, B) == (uint64_t)k->b && IX(r, ACC) == (uint64_t)k->acc &&
+           IX(r, OUT) == (uint64_t)k->out && IX(r, SCHEDULE) == (uint64_t)k->schedule &&
+           IX(r, TILE_M) == (uint64_t)k->tile_m && IX(r, TILE_N) == (uint64_t)k->tile_n &&
+           IX(r, TILE_K) == (uint64_t)k->tile_k && IX(r, STAGES) == (uint64_t)k->stages &&
+           IX(r, CLUSTER_M) == (uint64_t)k->cluster_m && IX(r, CLUSTER_N) == (uint64_t)k->cluster_n &&
+           IX(r, FALLBACK_M) == (uint64_t)k->fallback_m && IX(r, FALLBACK_N) == (uint64_t)k->fallback_n;
+}
+
+/* The family a schedule's kernels belong to: what the key's schedule allows. */
+static int family_of(convcat_schedule s)
+{
+    return s == CONVCAT_GATHER ? CVC_FAMILY_GATHER : s == CONVCAT_DIRECT ? CVC_FAMILY_DIRECT : CVC_FAMILY_TMA;
+}
+
+#define BAD(...) return cvc_fail(CONVCAT_ERR_CORRUPT, __VA_ARGS__)
+
+/* The derived fields of an entry: within the ranges every runtime computation assumes, so that
+ * a catalog whose checksums pass cannot make the runtime divide by zero, overrun a buffer or
+ * launch what the device cannot. */
+static convcat_status check_derived(size_t i, const cvc_entry *e)
+{
+    const cvc_key *k = &e->k;
+    if (e->family != family_of(k->schedule))
+        BAD("catalog entry %zu (%s): family %d is not the schedule's", i, e->key, e->family);
+    if (e->threads < 32 || e->threads > 1024 || e->threads % 32 || e->smem_bytes < 0 || e->smem_bytes > 232448)
+        BAD("catalog entry %zu (%s): launch fields out of range (%d threads, %d bytes of shared memory)", i, e->key,
+            e->threads, e->smem_bytes);
+    if (e->flags & ~CVC_F_ALL)
+        BAD("catalog entry %zu (%s): unknown capability flags 0x%x", i, e->key, e->flags & ~CVC_F_ALL);
+    if (e->c_align < 1 || e->k_align < 1 || e->groups_mode > CVC_GROUPS_DEPTHWISE)
+        BAD("catalog entry %zu (%s): alignment or group fields out of range", i, e->key);
+    if (e->family == CVC_FAMILY_TMA) {
+        const int swz = e->swizzle_bytes;
+        if ((swz != 32 && swz != 64 && swz != 128) || e->a_box_rows == 0 || e->a_box_cols == 0 ||
+            e->b_box_rows == 0 || e->b_box_cols == 0 || e->y_box_rows == 0 || e->y_box_cols == 0 ||
+            e->a_box_rows > 256 || e->a_box_cols > 256 || e->b_box_rows > 256 || e->b_box_cols > 256 ||
+            e->y_box_rows > 256 || e->y_box_cols > 256)
+            BAD("catalog entry %zu (%s): TMA box or swizzle fields out of range", i, e->key);
+        if (cvc_key_dynamic(k) ? e->fb_a_box_rows == 0 || e->fb_b_box_rows == 0 : e->fb_a_box_rows || e->fb_b_box_rows)
+            BAD("catalog entry %zu (%s): fallback box fields %s", i, e->key,
+                cvc_key_dynamic(k) ? "are zero for a dynamic cluster" : "are set for a static cluster");
+        /* A halo kernel's input tile and epilogue chunk are compile-time shapes of its block:
+         * boxes of other sizes would deliver other byte counts than its barriers wait for. */
+        const bool halo = (e->flags & CVC_F_HALO) != 0;
+        if (halo != (k->schedule == CONVCAT_HALO) ||
+            (halo && (e->halo_cols < 8 || k->tile_m % e->halo_cols || e->a_box_rows != e->halo_tile_rows ||
+                      e->halo_tile_rows != k->tile_m / e->halo_cols + e->halo_reach ||
+                      e->y_box_rows % (2 * e->halo_cols) || k->tile_m % e->y_box_rows)))
+            BAD("catalog entry %zu (%s): halo fields disagree with the tile (input tile of %d rows, chunks of %d "
+                "pixels)", i, e->key, e->a_box_rows, e->y_box_rows);
+        if (e->groups_mode == CVC_GROUPS_DIAGONAL && (k->op != CONVCAT_WGRAD || k->tile_m != k->tile_n))
+            BAD("catalog entry %zu (%s): diagonal groups on a kernel that is not a square wgrad tile", i, e->key);
+        if (e->groups_mode == CVC_GROUPS_ANY || e->groups_mode == CVC_GROUPS_DEPTHWISE || e->max_stride < 1)
+            BAD("catalog entry %zu (%s): a TMA kernel with %s", i, e->key,
+                e->max_stride < 1 ? "no stride limit" : "pointer-family group support");
+    } else {
+        if (e->vec_mask < 1 || e->vec_mask > 15)
+            BAD("catalog entry %zu (%s): load widths 0x%x out of range", i, e->key, e->vec_mask);
+        if (k->tile_m < 1 || k->tile_n < 1 || k->tile_k < 1)
+            BAD("catalog entry %zu (%s): empty tile", i, e->key);
+        if (e->family == CVC_FAMILY_DIRECT &&
+            (e->block_vec < 1 || e->block_vec > 8 || k->tile_k % e->block_vec || e->block_strip < 1 ||
+             k->tile_n % e->block_strip || e->groups_mode != CVC_GROUPS_DEPTHWISE))
+            BAD("catalog entry %zu (%s): direct block fields disagree with the tile", i, e->key);
+        if (e->family == CVC_FAMILY_GATHER && e->groups_mode != CVC_GROUPS_ANY)
+            BAD("catalog entry %zu (%s): a gather kernel without any-group support", i, e->key);
+    }
+    return CONVCAT_OK;
+}
+
 /* One index record -> entry, checked against the key and the file. */
-static convcat_status read_entry(const uint8_t *file, size_t file_size, uint64_t blobs_offset,
-                                 size_t i, const uint8_t *r, cvc_entry *e)
+static convcat_status read_entry(const uint8_t *file, size_t file_size, uint64_t blobs_offset, size_t i,
+                                 const uint8_t *r, cvc_entry *e)
 {
     char why[192];
     if (memchr(r, '\0', CVC_KEY_BYTES) == NULL)
-        return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu: key is not NUL-terminated", i);
+        BAD("catalog entry %zu: key is not NUL-terminated", i);
     memcpy(e->key, r, CVC_KEY_BYTES);
     if (!all_zero(r + strlen(e->key), CVC_KEY_BYTES - strlen(e->key)))
-        return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu: bytes after the key are not zero", i);
+        BAD("catalog entry %zu: bytes after the key are not zero", i);
     if (!cvc_key_parse(e->key, &e->k, why, sizeof why))
-        return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu: %s", i, why);
+        BAD("catalog entry %zu: %s", i, why);
     const cvc_key *k = &e->k;
-    const bool fields_match =
-        r[112] == k->arch && r[113] == k->op && r[114] == k->dims && r[115] == k->a &&
-        r[116] == k->b && r[117] == k->acc && r[118] == k->out && r[119] == k->schedule &&
-        rd16(r + 120) == k->tile_m && rd16(r + 122) == k->tile_n && rd16(r + 124) == k->tile_k &&
-        r[126] == k->stages && r[127] == k->cluster_m && r[128] == k->cluster_n && r[129] == 0;
-    if (!fields_match)
-        return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu (%s): index fields disagree with the key",
-                        i, e->key);
-    if (r[172] != k->fallback_m || r[173] != k->fallback_n)
-        return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu (%s): fallback cluster fields disagree with the key",
-                        i, e->key);
+    if (!key_fields_match(r, k))
+        BAD("catalog entry %zu (%s): index fields disagree with the key", i, e->key);
     if (!cvc_dynamic_cluster_valid(k, why, sizeof why))
-        return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu: %s", i, why);
-    if (!all_zero(r + 178, CVC_ENTRY_BYTES - 178))
-        return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu (%s): reserved bytes are not zero", i, e->key);
-    e->threads = rd16(r + 130);
-    e->smem_bytes = (int)rd32(r + 132);
-    e->registers = rd16(r + 136);
-    e->a_box_rows = rd16(r + 138);
-    e->a_box_cols = rd16(r + 140);
-    e->b_box_rows = rd16(r + 142);
-    e->b_box_cols = rd16(r + 144);
-    e->swizzle_bytes = rd16(r + 146);
-    e->y_box_rows = rd16(r + 168);
-    e->y_box_cols = rd16(r + 170);
-    e->fb_a_box_rows = rd16(r + 174);
-    e->fb_b_box_rows = rd16(r + 176);
-    if (cvc_key_dynamic(k) ? e->fb_a_box_rows == 0 || e->fb_b_box_rows == 0 : e->fb_a_box_rows || e->fb_b_box_rows)
-        return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu (%s): fallback box fields %s", i, e->key,
-                        cvc_key_dynamic(k) ? "are zero for a dynamic cluster" : "are set for a static cluster");
-    if (e->threads == 0 || e->threads > 1024 || e->smem_bytes < 0 || e->a_box_rows == 0 ||
-        e->a_box_cols == 0 || e->b_box_rows == 0 || e->b_box_cols == 0 || e->y_box_rows == 0 ||
-        e->y_box_cols == 0)
-        return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog entry %zu (%s): launch or TMA box fields out of range",
-                        i, e->key);
-    /* A halo kernel's input tile and epilogue chunk are compile-time shapes of its block of tile_m / 8
-     * rows: boxes of other sizes would deliver other byte counts than its barriers wait for. */
-    if (k->schedule == CONVCAT_HALO &&
-        (k->tile_m % CVC_HALO_COLS || e->a_box_rows != cvc_halo_tile_rows(k) ||
-         e->y_box_rows % (2 * CVC_HALO_COLS) || k->tile_m % e->y_box_rows))
-        return cvc_fail(CONVCAT_ERR_CORRUPT,
-                        "catalog entry %zu (%s): halo box fields disagree with the tile (input tile of %d rows, "
-                        "chunks of %d pixels)", i, e->key, e->a_box_rows, e->y_box_rows);
-    const uint32_t crc = rd32(r + 148);
-    const uint64_t off = rd64(r + 152), size = rd64(r + 160);
-    if (size == 0 || off < blobs_offset || off % CVC_BLOB_ALIGN || off > file_size ||
-        size > file_size - off)
-        return cvc_fail(CONVCAT_ERR_CORRUPT,
-                        "catalog entry %zu (%s): code blob [%llu, +%llu) lies outside the file (%zu bytes)",
-                        i, e->key, (unsigned long long)off, (unsigned long long)size, file_size);
+        BAD("catalog entry %zu: %s", i, why);
+    if (!all_zero(r + CVC_IX_RESERVED_OFF, CVC_ENTRY_BYTES - CVC_IX_RESERVED_OFF))
+        BAD("catalog entry %zu (%s): reserved bytes are not zero", i, e->key);
+    e->family = (int)IX(r, FAMILY);
+    e->threads = (int)IX(r, THREADS);
+    e->smem_bytes = (int)IX(r, SMEM_BYTES);
+    e->registers = (int)IX(r, REGISTERS);
+    e->a_box_rows = (int)IX(r, A_BOX_ROWS);
+    e->a_box_cols = (int)IX(r, A_BOX_COLS);
+    e->b_box_rows = (int)IX(r, B_BOX_ROWS);
+    e->b_box_cols = (int)IX(r, B_BOX_COLS);
+    e->swizzle_bytes = (int)IX(r, SWIZZLE_BYTES);
+    e->y_box_rows = (int)IX(r, Y_BOX_ROWS);
+    e->y_box_cols = (int)IX(r, Y_BOX_COLS);
+    e->fb_a_box_rows = (int)IX(r, FB_A_BOX_ROWS);
+    e->fb_b_box_rows = (int)IX(r, FB_B_BOX_ROWS);
+    e->flags = (uint32_t)IX(r, FLAGS);
+    e->acc_regs = (int)IX(r, ACC_REGS);
+    e->wg_n = (int)IX(r, WG_N);
+    e->mma_n = (int)IX(r, MMA_N);
+    e->c_align = (int)IX(r, C_ALIGN);
+    e->k_align = (int)IX(r, K_ALIGN);
+    e->max_stride = (int)IX(r, MAX_STRIDE);
+    e->groups_mode = (int)IX(r, GROUPS_MODE);
+    e->group_c_mask = (uint32_t)IX(r, GROUP_C_MASK);
+    e->halo_cols = (int)IX(r, HALO_COLS);
+    e->halo_reach = (int)IX(r, HALO_REACH);
+    e->halo_tile_rows = (int)IX(r, HALO_TILE_ROWS);
+    e->vec_mask = (int)IX(r, VEC_MASK);
+    e->block_vec = (int)IX(r, BLOCK_VEC);
+    e->block_strip = (int)IX(r, BLOCK_STRIP);
+    e->max_taps = (int)IX(r, MAX_TAPS);
+    e->a_stage_bytes = (int)IX(r, A_STAGE_BYTES);
+    e->b_stage_bytes = (int)IX(r, B_STAGE_BYTES);
+    e->epi_bytes = (int)IX(r, EPI_BYTES);
+    convcat_status st = check_derived(i, e);
+    if (st != CONVCAT_OK)
+        return st;
+    const uint32_t crc = (uint32_t)IX(r, BLOB_CRC);
+    const uint64_t off = IX(r, BLOB_OFFSET), size = IX(r, BLOB_SIZE);
+    if (size == 0 || off < blobs_offset || off % CVC_BLOB_ALIGN || off > file_size || size > file_size - off)
+        BAD("catalog entry %zu (%s): code blob [%llu, +%llu) lies outside the file (%zu bytes)", i, e->key,
+            (unsigned long long)off, (unsigned long long)size, file_size);
     e->code = file + off;
     e->code_size = (size_t)size;
     const uint32_t got = cvc_crc32(e->code, e->code_size);
     if (got != crc)
-        return cvc_fail(CONVCAT_ERR_CORRUPT,
-                        "catalog entry %zu (%s): code checksum 0x%08x, index says 0x%08x", i, e->key,
-                        got, crc);
+        BAD("catalog entry %zu (%s): code checksum 0x%08x, index says 0x%08x", i, e->key, got, crc);
     e->library = e->kernel = NULL;
     return CONVCAT_OK;
 }
@@ -108,35 +186,35 @@ static convcat_status parse(convcat_catalog *cat)
 {
     const uint8_t *f = cat->data;
     const size_t size = cat->size;
-    if (size < CVC_HEADER_BYTES || memcmp(f, CVC_MAGIC, 8) != 0)
+    if (size < CVC_HEADER_BYTES || memcmp(f, "CONVCAT", CVC_HD_MAGIC_SIZE) != 0)
         return cvc_fail(CONVCAT_ERR_CORRUPT, "not a convcat catalog (no CONVCAT header in the first %u bytes)",
                         CVC_HEADER_BYTES);
-    const uint32_t hcrc = cvc_crc32(f, 60);
-    if (hcrc != rd32(f + 60))
+    const uint32_t hcrc = cvc_crc32(f, CVC_HD_HEADER_CRC_OFF);
+    if (hcrc != HD(f, HEADER_CRC))
         return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog header checksum 0x%08x, header says 0x%08x", hcrc,
-                        rd32(f + 60));
-    const uint32_t version = rd32(f + 8), abi = rd32(f + 12);
+                        (uint32_t)HD(f, HEADER_CRC));
+    const uint32_t version = (uint32_t)HD(f, FORMAT_VERSION), abi = (uint32_t)HD(f, KERNEL_ABI);
     if (version != CVC_FORMAT_VERSION)
-        return cvc_fail(CONVCAT_ERR_VERSION, "catalog format version %u; this runtime reads version %u",
-                        version, CVC_FORMAT_VERSION);
+        return cvc_fail(CONVCAT_ERR_VERSION, "catalog format version %u; this runtime reads version %u: rebuild "
+                        "the catalog with this convcat (meson setup, ninja)", version, CVC_FORMAT_VERSION);
     if (abi != CONVCAT_KERNEL_ABI)
         return cvc_fail(CONVCAT_ERR_VERSION,
                         "catalog kernels use parameter ABI %u; this runtime passes ABI %u: rebuild one of them",
                         abi, CONVCAT_KERNEL_ABI);
-    const uint32_t count = rd32(f + 16), entry_size = rd32(f + 20);
-    const uint64_t index_off = rd64(f + 24), blobs_off = rd64(f + 32), file_size = rd64(f + 40);
+    const uint32_t count = (uint32_t)HD(f, COUNT), entry_size = (uint32_t)HD(f, ENTRY_BYTES);
+    const uint64_t index_off = HD(f, INDEX_OFFSET), blobs_off = HD(f, BLOBS_OFFSET), file_size = HD(f, FILE_SIZE);
     if (file_size != size)
         return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog is %zu bytes, its header says %llu (truncated or padded)",
                         size, (unsigned long long)file_size);
     if (entry_size != CVC_ENTRY_BYTES || index_off != CVC_HEADER_BYTES ||
         blobs_off != index_off + (uint64_t)count * entry_size || blobs_off > size ||
-        !all_zero(f + 52, 8))
+        !all_zero(f + CVC_HD_RESERVED_OFF, CVC_HD_RESERVED_SIZE))
         return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog header fields are inconsistent (%u entries of %u bytes)",
                         count, entry_size);
     const uint32_t icrc = cvc_crc32(f + index_off, (size_t)count * entry_size);
-    if (icrc != rd32(f + 48))
+    if (icrc != HD(f, INDEX_CRC))
         return cvc_fail(CONVCAT_ERR_CORRUPT, "catalog index checksum 0x%08x, header says 0x%08x", icrc,
-                        rd32(f + 48));
+                        (uint32_t)HD(f, INDEX_CRC));
     cat->count = count;
     cat->id = icrc;
     cat->entries = calloc(count ? count : 1, sizeof *cat->entries);
@@ -251,7 +329,8 @@ convcat_status convcat_entry_info_get(const convcat_catalog *cat, size_t index, 
         .stages = e->k.stages, .cluster_m = e->k.cluster_m, .cluster_n = e->k.cluster_n,
         .schedule = e->k.schedule, .threads = e->threads, .smem_bytes = e->smem_bytes,
         .registers = e->registers, .code_bytes = e->code_size,
-        .fallback_m = e->k.fallback_m, .fallback_n = e->k.fallback_n};
+        .fallback_m = e->k.fallback_m, .fallback_n = e->k.fallback_n, .family = (convcat_family)e->family,
+        .verified = cvc_has(e, CVC_F_VERIFIED), .groups_mode = e->groups_mode};
     return CONVCAT_OK;
 }
 
@@ -275,6 +354,18 @@ convcat_status convcat_find(const convcat_catalog *cat, const char *key, size_t 
     return cvc_fail(CONVCAT_ERR_NOT_FOUND, "no kernel '%s' in the catalog", key);
 }
 
+/* A helper kernel `suffix` of the entry's library, if its flags say it exports one. */
+static convcat_status helper_kernel(const cvc_driver *drv, CUlibrary lib, const cvc_entry *e, bool exported,
+                                    const char *suffix, CUkernel *out)
+{
+    *out = NULL;
+    if (!exported)
+        return CONVCAT_OK;
+    char name[CVC_KEY_BYTES + 16];
+    snprintf(name, sizeof name, "%s%s", e->key, suffix);
+    return cvc_cuda_check(drv->cuLibraryGetKernel(out, lib, name), "cuLibraryGetKernel (helper)");
+}
+
 convcat_status cvc_entry_kernel(convcat_catalog *cat, cvc_entry *e, void **kernel_out)
 {
     const cvc_driver *drv;
@@ -284,35 +375,29 @@ convcat_status cvc_entry_kernel(convcat_catalog *cat, cvc_entry *e, void **kerne
     pthread_mutex_lock(&cat->lock);
     if (!e->kernel) {
         CUlibrary lib = NULL;
-        CUkernel kern = NULL;
+        CUkernel kern = NULL, helper = NULL, fill = NULL, transpose = NULL, strided = NULL;
         st = cvc_cuda_check(drv->cuLibraryLoadData(&lib, e->code, NULL, NULL, 0, NULL, NULL, 0),
                             "cuLibraryLoadData");
-        if (st == CONVCAT_OK) {
-            /* Helpers beside the kernel: wgrad's split-K reduction, a scattering dgrad's phase fill. */
-            CUkernel helper = NULL;
-            const char *suffix = cvc_splits_k(&e->k) ? "_reduce" : cvc_dgrad_scatters(&e->k) ? "_fill" : NULL;
-            char name[CVC_KEY_BYTES + 16];
-            snprintf(name, sizeof name, "%s%s", e->key, suffix ? suffix : "");
+        if (st == CONVCAT_OK)
             st = cvc_cuda_check(drv->cuLibraryGetKernel(&kern, lib, e->key), "cuLibraryGetKernel");
-            if (st == CONVCAT_OK && suffix)
-                st = cvc_cuda_check(drv->cuLibraryGetKernel(&helper, lib, name), "cuLibraryGetKernel (helper)");
-            CUkernel transpose = NULL;
-            snprintf(name, sizeof name, "%s_transpose", e->key);
-            if (st == CONVCAT_OK && cvc_transposes_filter(&e->k))
-                st = cvc_cuda_check(drv->cuLibraryGetKernel(&transpose, lib, name), "cuLibraryGetKernel (transpose)");
-            CUkernel strided = NULL;   /* sm90a: stride phases run a kernel of their own */
-            snprintf(name, sizeof name, "%s_strided", e->key);
-            if (st == CONVCAT_OK && e->k.arch == CONVCAT_ARCH_SM90A && cvc_dgrad_scatters(&e->k))
-                st = cvc_cuda_check(drv->cuLibraryGetKernel(&strided, lib, name), "cuLibraryGetKernel (strided)");
-            if (st == CONVCAT_OK) {
-                e->library = lib;
-                e->kernel = kern;
-                e->helper = helper;
-                e->transpose = transpose;
-                e->strided = strided;
-            } else {
-                drv->cuLibraryUnload(lib);
-            }
+        /* The helpers beside the kernel: the split-K reduction, a scattering dgrad's phase fill,
+         * tf32 dgrad's filter copy, sm90a stride phases' kernel. */
+        if (st == CONVCAT_OK)
+            st = helper_kernel(drv, lib, e, cvc_has(e, CVC_F_SPLITS_K), "_reduce", &helper);
+        if (st == CONVCAT_OK)
+            st = helper_kernel(drv, lib, e, cvc_has(e, CVC_F_SCATTERS), "_fill", &fill);
+        if (st == CONVCAT_OK)
+            st = helper_kernel(drv, lib, e, cvc_has(e, CVC_F_TRANSPOSES_FILTER), "_transpose", &transpose);
+        if (st == CONVCAT_OK)
+            st = helper_kernel(drv, lib, e, cvc_has(e, CVC_F_STRIDED_KERNEL), "_strided", &strided);
+        if (st == CONVCAT_OK) {
+            e->library = lib;
+            e->kernel = kern;
+            e->helper = helper ? helper : fill;
+            e->transpose = transpose;
+            e->strided = strided;
+        } else if (lib) {
+            drv->cuLibraryUnload(lib);
         }
     }
     *kernel_out = e->kernel;

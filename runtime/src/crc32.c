@@ -2,7 +2,7 @@
  * Python's zlib.crc32 compute; the catalog packer uses the latter. */
 #include <pthread.h>
 
-#include "catalog_format.h"
+#include "internal.h"
 
 static uint32_t table[256];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;

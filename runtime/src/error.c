@@ -63,7 +63,8 @@ const char *convcat_status_string(convcat_status status)
 static const char *const dtype_names[] = {NULL, "f16", "bf16", "tf32", "f32", "e4m3", "e5m2"};
 static const char *const op_names[] = {"fprop", "dgrad", "wgrad"};
 static const char *const arch_names[] = {"any", "sm90a", "sm100a"};
-static const char *const schedule_names[] = {NULL, "coop", "pingpong", "1sm", "2sm", "swap", "halo"};
+static const char *const schedule_names[] = {NULL, "coop", "pingpong", "1sm", "2sm", "swap", "halo", "gather",
+                                             "direct"};
 
 const char *convcat_dtype_name(convcat_dtype t)
 {

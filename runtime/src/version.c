@@ -1,7 +1,7 @@
 /* version.c: what the library says about its own versions and a catalog's identity.
  *
  * The catalog format and kernel ABI are those the reader (catalog.c) checks,
- * taken from the headers that define them (catalog_format.h,
+ * taken from the headers that define them (cvc_index_layout.h,
  * convcat_kernel_abi.h): they are not restated here.
  */
 #include "internal.h"
