@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """check_sass.py CATALOG_BUILD_DIR: static checks of every compiled kernel's machine code.
 
-For each KEY.fatbin: `cuobjdump --dump-sass` must show the tensor-core
-instructions of the key's arch (sm90a: HGMMA; sm100a: UTC*MMA, which nvdisasm
-13.0 prints as UTCHMMA for kind::f16/tf32 and UTCQMMA for kind::f8f6f4, with
-.2CTA for cta_group::2) and no local
-memory traffic (LDL/STL); the kernel's symbol must be the key, and the
-helper kernels the runtime looks up beside it must be there (KEY_reduce for
-wgrad, KEY_fill for a dgrad kernel with the strided epilogue, and on sm90a
-KEY_strided, the kernel of its stride phases).  ptxas spills
-and C75xx diagnostics already fail the build (catalog/compile.py).
+For each KEY.fatbin: `cuobjdump --dump-sass` must show the math instructions
+of the key's family and arch -- a TMA kernel the tensor-core instructions of
+its arch (sm90a: HGMMA; sm100a: UTC*MMA, which nvdisasm 13.0 prints as UTCHMMA
+for kind::f16/tf32 and UTCQMMA for kind::f8f6f4, with .2CTA for cta_group::2,
+beside TMEM loads, MMA commits and TMA loads), a gather kernel mma.sync
+(HMMA) on either arch, a direct kernel f32 FMAs (FFMA) -- and no local memory
+traffic (LDL/STL); the kernel's symbol must be the key, and the helper kernels
+the runtime looks up beside it must be there.  Which helpers those are is
+what the catalog index says (space.index_values(key)["flags"], the bits of
+convcat_gen.index.FLAG_BITS), as runtime/src/catalog.c reads them: KEY_reduce
+for SPLITS_K, KEY_fill for SCATTERS, KEY_strided for STRIDED_KERNEL,
+KEY_transpose for TRANSPOSES_FILTER.  ptxas spills and C75xx diagnostics
+already fail the build (catalog/compile.py).
 
 Exits 77 (skip) when cuobjdump or nvdisasm cannot be found: the CUDA toolkit
 on PATH or under /usr/local/cuda, or the pip packages nvidia-cuda-cuobjdump
@@ -26,12 +30,27 @@ import sys
 import sysconfig
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "generator"))
-from convcat_gen import space  # noqa: E402
+from convcat_gen import index, space  # noqa: E402
 
-MMA = {"sm90a": re.compile(r"\bHGMMA\."), "sm100a": re.compile(r"\bUTC\w*MMA")}
-# The rest of the sm_100a pipeline: TMEM loads (tcgen05.ld), MMA commits to
+# The math instructions of each (family, arch): a name and the pattern.
+HGMMA, UTCMMA = ("HGMMA", re.compile(r"\bHGMMA\.")), ("UTC*MMA", re.compile(r"\bUTC\w*MMA"))
+HMMA, FFMA = ("HMMA", re.compile(r"\bHMMA\.")), ("FFMA", re.compile(r"\bFFMA\b"))
+MMA = {("tma", "sm90a"): HGMMA, ("tma", "sm100a"): UTCMMA,
+       ("gather", "sm90a"): HMMA, ("gather", "sm100a"): HMMA,   # mma.sync on both arches
+       ("direct", "sm90a"): FFMA, ("direct", "sm100a"): FFMA}   # CUDA cores, f32 arithmetic
+# The rest of the sm_100a TMA pipeline: TMEM loads (tcgen05.ld), MMA commits to
 # mbarriers (tcgen05.commit) and TMA loads.
-ALSO = {"sm90a": [], "sm100a": [re.compile(r"\bLDTM\b"), re.compile(r"\bUTCBAR\b"), re.compile(r"\bUTMALDG\.")]}
+ALSO = {("tma", "sm100a"): [re.compile(r"\bLDTM\b"), re.compile(r"\bUTCBAR\b"), re.compile(r"\bUTMALDG\.")]}
+# The helper kernels the runtime loads beside KEY, by the index flag that says it exports them.
+HELPERS = {"SPLITS_K": "_reduce", "SCATTERS": "_fill", "STRIDED_KERNEL": "_strided",
+           "TRANSPOSES_FILTER": "_transpose"}
+
+
+def expected(key):
+    """(family, the helper kernel suffixes) of a key, from its index record."""
+    k = space.parse(key)
+    flags = space.index_values(k)["flags"]
+    return space.family(k), [h for f, h in HELPERS.items() if flags & index.FLAG_BITS[f]]
 
 
 def find_tools():
@@ -68,27 +87,25 @@ def main():
     def check(f):
         key = f.stem
         arch = key.split("_")[0]
+        family, helpers = expected(key)
+        mma_name, mma = MMA[family, arch]
         r = subprocess.run([cuobjdump, "--dump-sass", str(f)], capture_output=True, text=True, env=env)
         sass = r.stdout
         problems = []
         if r.returncode != 0:
             problems.append(f"cuobjdump failed: {r.stderr.strip()}")
         else:
-            if not MMA[arch].search(sass):
-                problems.append(f"no {MMA[arch].pattern} instruction")
-            problems += [f"no {r.pattern} instruction" for r in ALSO[arch] if not r.search(sass)]
+            if not mma.search(sass):
+                problems.append(f"no {mma_name} instruction")
+            problems += [f"no {r.pattern} instruction" for r in ALSO.get((family, arch), []) if not r.search(sass)]
             if re.search(r"\b(LDL|STL)\b", sass):
                 problems.append("local memory traffic (LDL/STL)")
             if not re.search(rf"Function : {key}$", sass, re.M):
                 problems.append("kernel symbol is not the key")
-            k = space.parse(key)
-            helpers = ["_reduce"] if space.splits_k(k) else ["_fill"] if space.dgrad_scatters(k) else []
-            if arch == "sm90a" and space.dgrad_scatters(k):
-                helpers.append("_strided")   # the stride phases' kernel (runtime: e->strided)
             problems += [f"no helper kernel {key}{h}" for h in helpers
                          if not re.search(rf"Function : {key}{h}$", sass, re.M)]
-        count = len(MMA[arch].findall(sass))
-        return (f"{'FAIL' if problems else 'ok  '} {key}: {count} {arch} MMA instructions"
+        count = len(mma.findall(sass))
+        return (f"{'FAIL' if problems else 'ok  '} {key}: {count} {mma_name} instructions"
                 + (": " + "; ".join(problems) if problems else "")), bool(problems)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:

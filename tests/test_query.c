@@ -3,7 +3,8 @@
  *
  * Runs on the real built catalog ($CONVCAT_TEST_CATALOG).  Every row of a
  * query must agree with convcat_check on the same entry; runnable rows come
- * first, fastest predicted first.
+ * first, fastest predicted first; then the refused ones, those closest to the
+ * problem (same op, dims and types) first, the rule refusing most of them first.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -14,11 +15,21 @@
 
 static convcat_catalog *cat;
 static size_t total;        /* entries in the catalog */
-static size_t total_2d;     /* of them, 2D bf16 -> bf16 fprop (the problem_2d() runners) */
+static size_t total_2d;     /* of them, 2D bf16 -> bf16 fprop but depthwise (the problem_2d() runners) */
+static size_t gather_2d;    /* of those, gather kernels (any channels and groups) */
+static size_t tma_2d;       /* ... and TMA ones */
 static size_t arch_total[3], arch_2d[3];   /* the same, per convcat_arch */
 
+/* A 2D bf16 -> bf16 fprop entry of `family` (0: any but direct). */
+static bool fprop_2d(const cvc_entry *e, int family)
+{
+    const cvc_key *k = &e->k;
+    return k->op == CONVCAT_FPROP && k->dims == 2 && k->a == CONVCAT_BF16 && k->out == CONVCAT_BF16 &&
+           (family ? e->family == family : e->family != CVC_FAMILY_DIRECT);
+}
+
 /* Room for every row of the catalogs the tests run on (ci: 11, default: 172). */
-#define MAX_ROWS 512
+#define MAX_ROWS 4096
 
 static int setup(void)
 {
@@ -31,17 +42,19 @@ static int setup(void)
     }
     total = convcat_count(cat);
     for (size_t i = 0; i < total; ++i) {
-        const cvc_key *k = &cat->entries[i].k;
-        total_2d += k->op == CONVCAT_FPROP && k->dims == 2 && k->a == CONVCAT_BF16 && k->out == CONVCAT_BF16;
-        arch_total[k->arch]++;
-        arch_2d[k->arch] += k->op == CONVCAT_FPROP && k->dims == 2 && k->a == CONVCAT_BF16 && k->out == CONVCAT_BF16;
+        const cvc_entry *e = &cat->entries[i];
+        total_2d += fprop_2d(e, 0);
+        gather_2d += fprop_2d(e, CVC_FAMILY_GATHER);
+        tma_2d += fprop_2d(e, CVC_FAMILY_TMA);
+        arch_total[e->k.arch]++;
+        arch_2d[e->k.arch] += fprop_2d(e, 0);
     }
     if (total > MAX_ROWS) {
         fprintf(stderr, "the test catalog has %zu entries; the suite makes room for %d\n", total, MAX_ROWS);
         return -1;
     }
-    if (total < 2 || total_2d < 1) {
-        fprintf(stderr, "the test catalog needs a 2D bf16 kernel and one other\n");
+    if (total < 2 || tma_2d < 1 || gather_2d < 1) {
+        fprintf(stderr, "the test catalog needs 2D bf16 TMA and gather kernels and one other\n");
         return -1;
     }
     return 0;
@@ -63,12 +76,28 @@ static convcat_problem problem_2d(void)
     return p;
 }
 
-/* Every row agrees with convcat_check; each index once; ordering; predictions. */
+/* How close a refused entry is to p (same op, dims and types: 3) and the rule that refuses it. */
+static void refusal_of(const cvc_entry *e, const convcat_problem *p, int *closeness, cvc_rule *rule)
+{
+    *closeness = (e->k.op == p->op) + (e->k.dims == p->dims) + (e->k.a == p->a_type && e->k.out == p->out_type);
+    cvc_view v;
+    char why[192];
+    *rule = CVC_RULE_EXTENTS;   /* an invalid problem refuses every kernel alike */
+    if (cvc_view_make(p, &v, why, sizeof why) == CONVCAT_OK)
+        cvc_check_entry(e, &v, why, sizeof why, rule);
+}
+
+/* Every row agrees with convcat_check; each index once; ordering; predictions.  Refused rows:
+ * closest first, then the rule refusing most rows of their closeness, then the rule, then
+ * catalog order. */
 static void check_rows(const convcat_problem *p, const convcat_candidate *rows, size_t count, size_t ok,
                        int sm_count)
 {
     bool *seen = calloc(total, 1);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(seen);
+    int *closeness = calloc(count ? count : 1, sizeof *closeness);
+    cvc_rule *rule = calloc(count ? count : 1, sizeof *rule);
+    CU_ASSERT_FATAL(seen && closeness && rule);
+    int per_rule[4][CVC_RULE_COUNT] = {{0}};
     for (size_t i = 0; i < count; ++i) {
         const convcat_candidate *c = &rows[i];
         CU_ASSERT_FATAL(c->index < total);
@@ -81,16 +110,29 @@ static void check_rows(const convcat_problem *p, const convcat_candidate *rows, 
         if (c->ok) {
             CU_ASSERT_STRING_EQUAL(c->reason, "");
             CU_ASSERT_TRUE(isfinite(c->predicted_us) && c->predicted_us > 0);
-            CU_ASSERT_DOUBLE_EQUAL(c->predicted_us, cvc_predict_us(&cat->entries[c->index], p, sm_count), 0.0);
+            CU_ASSERT_DOUBLE_EQUAL(c->predicted_us, cvc_predict_us(&cat->entries[c->index], unit_view(p), sm_count), 0.0);
             if (i > 0 && rows[i - 1].ok)
                 CU_ASSERT_TRUE(rows[i - 1].predicted_us <= c->predicted_us);
         } else {
             CU_ASSERT_TRUE(c->reason[0] != '\0');
             CU_ASSERT_STRING_EQUAL(c->reason, why);
-            if (i > ok)   /* the rest in catalog order */
-                CU_ASSERT_TRUE(rows[i - 1].index < c->index);
+            refusal_of(&cat->entries[c->index], p, &closeness[i], &rule[i]);
+            CU_ASSERT_FATAL(rule[i] > CVC_RULE_NONE && rule[i] < CVC_RULE_COUNT);
+            per_rule[closeness[i]][rule[i]]++;
         }
     }
+    for (size_t i = ok + 1; i < count; ++i) {
+        const int ca = closeness[i - 1], cb = closeness[i];
+        const int na = per_rule[ca][rule[i - 1]], nb = per_rule[cb][rule[i]];
+        const bool in_order = ca != cb ? ca > cb : na != nb ? na > nb : rule[i - 1] != rule[i] ? rule[i - 1] < rule[i]
+                                                                                             : rows[i - 1].index < rows[i].index;
+        if (!in_order)
+            printf("\n    rows %zu, %zu: closeness %d, %d, rule %d (%d rows), %d (%d rows), entries %zu, %zu", i - 1, i, ca,
+                   cb, (int)rule[i - 1], na, (int)rule[i], nb, rows[i - 1].index, rows[i].index);
+        CU_ASSERT_TRUE(in_order);
+    }
+    free(rule);
+    free(closeness);
     free(seen);
 }
 
@@ -105,10 +147,14 @@ static void test_runnable_rows_first_fastest_first(void)
     CU_ASSERT_EQUAL(count, total);
     CU_ASSERT_EQUAL(ok, total_2d);
     check_rows(&p, rows, count, ok, 0);
-    /* The others say why: their op, dims or data types. */
+    /* The others say why: their op, dims or data types, or (depthwise kernels) the groups. */
     for (size_t i = ok; i < count; ++i)
         CU_ASSERT_TRUE(strstr(rows[i].reason, "problem is 2D") || strstr(rows[i].reason, "kernel takes") ||
-                       strstr(rows[i].reason, "kernel computes"));
+                       strstr(rows[i].reason, "kernel computes") ||
+                       strstr(rows[i].reason, "a depthwise kernel takes one channel per group"));
+    /* The closest refusals come first: those of the 2D bf16 fprop kernels (the depthwise ones). */
+    if (ok < count)
+        CU_ASSERT_TRUE(cat->entries[rows[ok].index].k.op == CONVCAT_FPROP || total_2d == total);
 }
 
 static void test_query_is_deterministic(void)
@@ -176,26 +222,112 @@ static void test_a_problem_nothing_can_run(void)
     convcat_candidate rows[MAX_ROWS];
     size_t count, ok = 99;
     convcat_problem p = problem_2d();
-    p.c = 12;   /* not a multiple of 8 */
+    p.c = 12;   /* not a multiple of 8: the gather kernels only */
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
+    CU_ASSERT_EQUAL(count, total);
+    CU_ASSERT_EQUAL(ok, gather_2d);
+    check_rows(&p, rows, count, ok, 0);
+    for (size_t i = 0; i < count; ++i) {
+        CU_ASSERT_EQUAL(rows[i].ok, cat->entries[rows[i].index].family == CVC_FAMILY_GATHER && fprop_2d(&cat->entries[rows[i].index], 0));
+        CU_ASSERT_TRUE(rows[i].ok || strstr(rows[i].reason, "C = 12") || strstr(rows[i].reason, "problem is 2D") ||
+                       strstr(rows[i].reason, "kernel takes") || strstr(rows[i].reason, "kernel computes") ||
+                       strstr(rows[i].reason, "one channel per group"));
+    }
+    /* The first refusal is the channel rule of a TMA kernel of the problem's op, dims and types. */
+    CU_ASSERT_FATAL(ok < count);
+    UNIT_ASSERT_MENTIONS(rows[ok].reason, "C = 12: channels must be a multiple of 8");
+    CU_ASSERT_TRUE(fprop_2d(&cat->entries[rows[ok].index], CVC_FAMILY_TMA));
+    /* Broken for every kernel in the same way: each row says so. */
+    p = problem_2d();
+    p.n = 0;
     UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
     CU_ASSERT_EQUAL(count, total);
     CU_ASSERT_EQUAL(ok, 0);
     check_rows(&p, rows, count, ok, 0);
     for (size_t i = 0; i < count; ++i)
-        CU_ASSERT_TRUE(strstr(rows[i].reason, "C = 12") || strstr(rows[i].reason, "problem is 2D") ||
-                       strstr(rows[i].reason, "kernel takes") || strstr(rows[i].reason, "kernel computes"));
-    /* Broken for every kernel in the same way. */
-    p = problem_2d();
-    p.n = 0;
-    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
-    CU_ASSERT_EQUAL(ok, 0);
-    for (size_t i = 0; i < count; ++i)
-        CU_ASSERT_TRUE(strstr(rows[i].reason, "extents must be >= 1") || strstr(rows[i].reason, "problem is 2D") ||
-                       strstr(rows[i].reason, "kernel takes") || strstr(rows[i].reason, "kernel computes"));
+        UNIT_ASSERT_MENTIONS(rows[i].reason, "extents must be >= 1");
     /* Neighbour: N = 1 runs. */
     p.n = 1;
     UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
     CU_ASSERT_EQUAL(ok, total_2d);
+}
+
+/* The ResNet-50 stem (224 x 224 x 3 -> 7x7 / 2, pad 3 -> 112 x 112 x 64): three channels fill no
+ * 16-byte TMA row, so only a gather kernel runs it.  In tf32, which the catalog's gather kernels
+ * do not take in 2D, nothing does, and the first reason shown is the channel rule of the TMA
+ * kernel of the same op, dims and types, not that some other kernel computes dgrad. */
+static convcat_problem stem(convcat_dtype ab, convcat_dtype out)
+{
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.a_type = p.b_type = ab, p.out_type = out;
+    p.n = 1, p.h = p.w = 224, p.c = 3, p.k = 64, p.r = p.s = 7;
+    p.stride[1] = p.stride[2] = 2;
+    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 3;
+    return p;
+}
+
+static void test_resnet_stem_query(void)
+{
+    convcat_candidate rows[MAX_ROWS];
+    size_t count, ok = 0;
+    convcat_problem p = stem(CONVCAT_BF16, CONVCAT_BF16);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
+    CU_ASSERT_EQUAL(count, total);
+    CU_ASSERT_TRUE(ok >= 1);
+    CU_ASSERT_EQUAL(ok, gather_2d);
+    check_rows(&p, rows, count, ok, 0);
+    for (size_t i = 0; i < ok; ++i)
+        CU_ASSERT_EQUAL(cat->entries[rows[i].index].family, CVC_FAMILY_GATHER);
+    CU_ASSERT_FATAL(ok < count);
+    UNIT_ASSERT_MENTIONS(rows[ok].reason, "C = 3: channels must be a multiple of 8");
+    /* Types that a 2D fprop TMA kernel takes and no gather kernel does: nothing runs the stem, and
+     * the first reason is the channel rule of such a kernel (ci spec: tf32 -> f32; default: bf16 ->
+     * f32).  A catalog with gather kernels of every such type has no case to check. */
+    static const convcat_dtype types[3][2] = {{CONVCAT_TF32, CONVCAT_F32}, {CONVCAT_BF16, CONVCAT_F32},
+                                              {CONVCAT_F16, CONVCAT_F32}};
+    static const char *const rule[3] = {"C = 3: channels must be a multiple of 4", "C = 3: channels must be a multiple of 8",
+                                        "C = 3: channels must be a multiple of 8"};
+    int checked = 0;
+    for (int t = 0; t < 3 && !checked; ++t) {
+        size_t tma = 0, gather = 0;
+        for (size_t i = 0; i < total; ++i) {
+            const cvc_key *k = &cat->entries[i].k;
+            const bool mine = k->op == CONVCAT_FPROP && k->dims == 2 && k->a == types[t][0] && k->out == types[t][1];
+            tma += mine && cat->entries[i].family == CVC_FAMILY_TMA;
+            gather += mine && cat->entries[i].family == CVC_FAMILY_GATHER;
+        }
+        if (!tma || gather)
+            continue;
+        p = stem(types[t][0], types[t][1]);
+        UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
+        CU_ASSERT_EQUAL(count, total);
+        CU_ASSERT_EQUAL(ok, 0);
+        check_rows(&p, rows, count, ok, 0);
+        const cvc_key *first = &cat->entries[rows[0].index].k;
+        CU_ASSERT_TRUE(first->op == CONVCAT_FPROP && first->dims == 2 && first->a == types[t][0] &&
+                       first->out == types[t][1]);
+        UNIT_ASSERT_MENTIONS(rows[0].reason, rule[t]);
+        checked = 1;
+    }
+    if (!checked)
+        printf("(no type a 2D fprop TMA kernel takes without a gather kernel: the refusal order is not checked) ");
+    CU_ASSERT_PTR_NULL(strstr(rows[0].reason, "kernel computes"));
+    /* Types no 2D fprop kernel takes (ci spec: bf16 -> f32): the closest (2D fprop) kernels say so first. */
+    size_t typed = 0;
+    for (size_t i = 0; i < total; ++i) {
+        const cvc_key *k = &cat->entries[i].k;
+        typed += k->op == CONVCAT_FPROP && k->dims == 2 && k->a == CONVCAT_BF16 && k->out == CONVCAT_F32;
+    }
+    if (typed)
+        return;
+    p = stem(CONVCAT_BF16, CONVCAT_F32);
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
+    CU_ASSERT_EQUAL(ok, 0);
+    check_rows(&p, rows, count, ok, 0);
+    const cvc_key *first = &cat->entries[rows[0].index].k;
+    CU_ASSERT_TRUE(first->op == CONVCAT_FPROP && first->dims == 2);
+    UNIT_ASSERT_MENTIONS(rows[0].reason, "problem is bf16 x bf16 -> f32");
 }
 
 /* Queries p; how many kernels run it (*ok) and how many refuse it saying `text`. */
@@ -209,45 +341,65 @@ static size_t refusals_saying(const convcat_problem *p, const char *text, size_t
     return said;
 }
 
-/* A grouped wgrad problem (what `convcat query --op wgrad --groups 8 ...` asks): the
- * wgrad kernels of its dims and types with tile M == tile N and cluster M 1 run it
- * (the built catalogs, default and ci, have some); the other wgrad kernels say why.
- * Changing K != C, or asking fprop for groups, leaves nothing runnable, with the reason. */
+/* A grouped wgrad problem (what `convcat query --op wgrad --groups 8 ...` asks): the wgrad kernels
+ * of its dims and types with groups_mode diagonal (tile M == tile N, cluster M 1; the built
+ * catalogs, default and ci, have some) or any (gather) run it; the other TMA wgrad kernels take
+ * groups = 1 and the depthwise ones one channel per group, and say so.  Changing K != C leaves
+ * the diagonal ones refusing, and fprop groups run on gather kernels only. */
 static void test_grouped_wgrad_query(void)
 {
     convcat_candidate rows[MAX_ROWS];
-    size_t count, ok = 99, capable = 0, others = 0;
+    size_t count, ok = 99, diagonal = 0, any = 0, others = 0, depthwise = 0;
     convcat_problem p = problem_2d();
     p.op = CONVCAT_WGRAD;
     p.c = p.k = 128, p.groups = 8;   /* 16 channels per group */
     for (size_t i = 0; i < total; ++i) {
-        const cvc_key *k = &cat->entries[i].k;
+        const cvc_entry *e = &cat->entries[i];
+        const cvc_key *k = &e->k;
         const bool mine = k->op == CONVCAT_WGRAD && k->dims == 2 && k->a == CONVCAT_BF16 && k->out == CONVCAT_BF16;
-        capable += mine && cvc_groups_wgrad(k);
-        others += mine && !cvc_groups_wgrad(k);
+        diagonal += mine && e->groups_mode == CVC_GROUPS_DIAGONAL;
+        any += mine && e->groups_mode == CVC_GROUPS_ANY;
+        others += mine && e->groups_mode == CVC_GROUPS_NONE;
+        depthwise += mine && e->groups_mode == CVC_GROUPS_DEPTHWISE;
     }
     UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
     CU_ASSERT_EQUAL(count, total);
-    CU_ASSERT_TRUE(capable >= 1);
-    CU_ASSERT_EQUAL(ok, capable);
+    CU_ASSERT_TRUE(diagonal >= 1 && others >= 1 && depthwise >= 1);
+    CU_ASSERT_EQUAL(ok, diagonal + any);
     check_rows(&p, rows, count, ok, 0);
-    size_t said = 0;
+    size_t said = 0, said_depthwise = 0;
     for (size_t i = 0; i < count; ++i) {
-        const cvc_key *k = &cat->entries[rows[i].index].k;
+        const cvc_entry *e = &cat->entries[rows[i].index];
+        const cvc_key *k = &e->k;
         CU_ASSERT_EQUAL(rows[i].ok, k->op == CONVCAT_WGRAD && k->dims == 2 && k->a == CONVCAT_BF16 &&
-                                        k->out == CONVCAT_BF16 && cvc_groups_wgrad(k));
-        said += strstr(rows[i].reason, "groups = 8: grouped wgrad needs a kernel of tile M == tile N") != NULL;
+                                        k->out == CONVCAT_BF16 &&
+                                        (e->groups_mode == CVC_GROUPS_DIAGONAL || e->groups_mode == CVC_GROUPS_ANY));
+        said += strstr(rows[i].reason, "groups = 8: this kernel takes groups = 1 (the gather family runs grouped") != NULL;
+        said_depthwise += strstr(rows[i].reason, "C / groups = 16 channels per group; a depthwise kernel takes 1") != NULL;
     }
     CU_ASSERT_EQUAL(said, others);
-    /* K != C: grouped wgrad is depthwise-like (the seed's rule). */
+    CU_ASSERT_EQUAL(said_depthwise, depthwise);
+    /* K != C: the diagonal blocks are square. */
     p.k = 64;
-    CU_ASSERT_EQUAL(refusals_saying(&p, "grouped wgrad needs K == C (K = 64, C = 128)", &ok), capable);
-    CU_ASSERT_EQUAL(ok, 0);
-    /* fprop never runs groups > 1. */
+    CU_ASSERT_EQUAL(refusals_saying(&p, "grouped wgrad needs K == C (K = 64, C = 128)", &ok), diagonal);
+    CU_ASSERT_EQUAL(ok, any);
+    /* fprop: groups > 1 run on the gather kernels only. */
     p = problem_2d();
     p.groups = 2;
-    CU_ASSERT_EQUAL(refusals_saying(&p, "only wgrad kernels run grouped problems", &ok), total_2d);
-    CU_ASSERT_EQUAL(ok, 0);
+    CU_ASSERT_EQUAL(refusals_saying(&p, "groups = 2: this kernel takes groups = 1", &ok), tma_2d);
+    CU_ASSERT_EQUAL(ok, gather_2d);
+}
+
+/* problem_2d() as entry e takes it: its op and types, depthwise for a direct kernel. */
+static convcat_problem problem_for(const cvc_entry *e, int n)
+{
+    convcat_problem p = problem_2d();
+    p.n = n;
+    p.op = e->k.op;
+    p.a_type = e->k.a, p.b_type = e->k.b, p.out_type = e->k.out;
+    if (e->family == CVC_FAMILY_DIRECT)
+        p.groups = p.c;
+    return p;
 }
 
 /* Every SM count works, including fewer SMs than a cluster has CTAs. */
@@ -262,17 +414,25 @@ static void test_any_sm_count(void)
         CU_ASSERT_EQUAL(ok, total_2d);
         check_rows(&p, rows, count, ok, counts[i]);
     }
+    int priced = 0;
     for (size_t e = 0; e < total; ++e) {
         const cvc_entry *en = &cat->entries[e];
         if (en->k.dims != 2)
             continue;
-        const double t1 = cvc_predict_us(en, &p, 1), t66 = cvc_predict_us(en, &p, 66);
-        const double t132 = cvc_predict_us(en, &p, 132);
+        const convcat_problem q = problem_for(en, 4);
+        const cvc_view *v = unit_view(&q);
+        UNIT_ASSERT_STATUS(cvc_check_entry(en, v, NULL, 0, NULL), CONVCAT_OK);   /* priced only where it runs */
+        const double t1 = cvc_predict_us(en, v, 1), t66 = cvc_predict_us(en, v, 66);
+        const double t132 = cvc_predict_us(en, v, 132);
         CU_ASSERT_TRUE(isfinite(t1) && t1 > 0);
+        if (!(t1 >= t66 && t66 >= t132))
+            printf("\n    %s: %g us on 1 SM, %g on 66, %g on 132", en->key, t1, t66, t132);
         CU_ASSERT_TRUE(t1 >= t66 && t66 >= t132);   /* fewer SMs are never faster */
-        CU_ASSERT_DOUBLE_EQUAL(cvc_predict_us(en, &p, 0), t132, 0.0);
-        CU_ASSERT_DOUBLE_EQUAL(cvc_predict_us(en, &p, -1), t132, 0.0);
+        CU_ASSERT_DOUBLE_EQUAL(cvc_predict_us(en, v, 0), t132, 0.0);
+        CU_ASSERT_DOUBLE_EQUAL(cvc_predict_us(en, v, -1), t132, 0.0);
+        ++priced;
     }
+    CU_ASSERT_TRUE(priced > 0);
 }
 
 /* The model: more work takes longer; nothing beats one pass through DRAM; bad problems never rank. */
@@ -282,16 +442,31 @@ static void test_prediction_model_is_sane(void)
         const cvc_entry *en = &cat->entries[e];
         if (en->k.dims != 2)
             continue;
-        convcat_problem small = problem_2d(), big = problem_2d();
-        big.n = 64;
-        const double ts = cvc_predict_us(en, &small, 132), tb = cvc_predict_us(en, &big, 132);
+        const convcat_problem small = problem_for(en, 4), big = problem_for(en, 64);
+        const cvc_view *vs = unit_view(&small), *vb = unit_view(&big);
+        UNIT_ASSERT_STATUS(cvc_check_entry(en, vb, NULL, 0, NULL), CONVCAT_OK);
+        const double ts = cvc_predict_us(en, vs, 132), tb = cvc_predict_us(en, vb, 132);
+        if (!(ts < tb))
+            printf("\n    %s: %g us for N 4, %g for N 64", en->key, ts, tb);
         CU_ASSERT_TRUE(ts < tb);
-        const double bytes = 64.0 * 28 * 28 * 128 * 2 + 256.0 * 9 * 128 * 2 + 64.0 * 28 * 28 * 256 * 2;
+        /* x, w and y once through DRAM at 4.3 TB/s */
+        const double bytes = (double)vb->in_pixels * big.c * vb->a_bytes + (double)big.k * vb->taps * vb->cg * vb->b_bytes +
+                             (double)vb->pixels * big.k * vb->out_bytes;
+        if (!(tb >= bytes / 4.3e6))
+            printf("\n    %s: %g us for %g bytes", en->key, tb, bytes);
         CU_ASSERT_TRUE(tb >= bytes / 4.3e6);
-        convcat_problem bad = problem_2d();
-        bad.h = 0;
-        CU_ASSERT_TRUE(isinf(cvc_predict_us(en, &bad, 132)));
     }
+    /* A problem without a view (H = 0) is refused before any kernel is priced. */
+    convcat_problem bad = problem_2d();
+    bad.h = 0;
+    cvc_view v;
+    CU_ASSERT_EQUAL(cvc_view_make(&bad, &v, NULL, 0), CONVCAT_ERR_UNSUPPORTED);
+    convcat_candidate rows[MAX_ROWS];
+    size_t count, ok = 99;
+    UNIT_ASSERT_STATUS(convcat_query(cat, &bad, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
+    CU_ASSERT_EQUAL(ok, 0);
+    for (size_t i = 0; i < count; ++i)
+        CU_ASSERT_TRUE(!rows[i].ok && rows[i].predicted_us == 0.0);
 }
 
 /* For every 2D fprop kernel of schedule `first` whose twin (the same key, schedule `second`) is in
@@ -309,8 +484,12 @@ static int ranked_twins(convcat_problem p, convcat_schedule first, convcat_sched
             twin.schedule = second;
             if (memcmp(&twin, &b->k, sizeof twin) != 0)
                 continue;
-            p.a_type = p.b_type = p.out_type = a->k.a;
-            CU_ASSERT_TRUE(cvc_predict_us(a, &p, 132) < cvc_predict_us(b, &p, 132));
+            p.a_type = p.b_type = a->k.a;
+            p.out_type = a->k.out;
+            const cvc_view *v = unit_view(&p);
+            UNIT_ASSERT_STATUS(cvc_check_entry(a, v, NULL, 0, NULL), CONVCAT_OK);
+            UNIT_ASSERT_STATUS(cvc_check_entry(b, v, NULL, 0, NULL), CONVCAT_OK);
+            CU_ASSERT_TRUE(cvc_predict_us(a, v, 132) < cvc_predict_us(b, v, 132));
             ++pairs;
         }
     }
@@ -511,6 +690,7 @@ int main(void)
         {"capacity smaller than the catalog", test_capacity_smaller_than_the_catalog},
         {"arch filter", test_arch_filter},
         {"a problem nothing can run", test_a_problem_nothing_can_run},
+        {"ResNet-50 stem query", test_resnet_stem_query},
         {"grouped wgrad query", test_grouped_wgrad_query},
         {"any SM count", test_any_sm_count},
         {"prediction model is sane", test_prediction_model_is_sane},

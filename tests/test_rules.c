@@ -1,11 +1,11 @@
-/* test_rules.c: the problem rules of runtime/src/problem.c, each both ways.
+/* test_rules.c: the problem rules (runtime/src/problem.c, cvc_view_make) and the kernel
+ * rules (runtime/src/rules.c, gather.c, direct.c), each both ways.
  *
- * Entries are built here, with the fields pack.py derives from a key (TMA
- * boxes from the tile and cluster, 128-byte swizzle, 384 threads), so any
- * kernel of the space can be tested, not only those of the built catalog.
- * Every refusal is paired with the neighbouring problem that passes, and its
- * reason must name what broke.  The output-shape and FLOP helpers, and
- * convcat_check on the real catalog, are here too.
+ * Entries come from the test index (tests/unit.h, unit_entry): the fields the generator
+ * derives for each key, so any kernel of the space can be tested, not only those of the
+ * built catalog.  Every refusal is paired with the neighbouring problem that passes, and its
+ * reason must name what broke.  The output-shape and FLOP helpers, and convcat_check on the
+ * real catalog, are here too.
  */
 #include <limits.h>
 
@@ -35,7 +35,7 @@ static void expect(int line, const cvc_entry *e, const convcat_problem *p, convc
                    const char *mention)
 {
     char why[192] = "";
-    const convcat_status st = cvc_check_entry(e, p, why, sizeof why);
+    const convcat_status st = unit_check(e, p, why, sizeof why);
     if (st != want)
         printf("\n    test_rules.c:%d: %s: %s (%s), wanted %s", line, e->key, convcat_status_string(st), why,
                convcat_status_string(want));
@@ -101,14 +101,22 @@ static void test_dgrad_strides(void)
     convcat_problem q = p3();
     q.op = CONVCAT_DGRAD, q.a_type = q.b_type = q.out_type = CONVCAT_F16;
     BOTH(e3, q, stride[0], 3, 9, "stride 9 along D");
-    /* Pingpong warpgroups of 128 accumulators have no scattering epilogue (space.dgrad_scatters). */
+    /* Pingpong warpgroups of 128 accumulators have no scattering epilogue (space.dgrad_scatters):
+     * their index record lacks CVC_F_SCATTERS. */
     const cvc_entry pp = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_pingpong");
     const cvc_entry pp_small = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_pingpong");
-    BOTH(pp, p, stride[2], 1, 2, "no room for the strided");
+    CU_ASSERT_FALSE(cvc_has(&pp, CVC_F_SCATTERS));
+    BOTH(pp, p, stride[2], 1, 2, "has no strided (row-scattering) epilogue (its warpgroups hold 128 accumulators)");
     const cvc_entry big = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_256x128x64_s4_c1x1_coop");
-    BOTH(big, p, stride[1], 1, 2, "no room for the strided");
+    CU_ASSERT_FALSE(cvc_has(&big, CVC_F_SCATTERS));
+    BOTH(big, p, stride[1], 1, 2, "strides (1, 2, 1): this dgrad kernel has no strided (row-scattering) epilogue");
     const cvc_entry b100 = unit_entry("sm100a_dgrad_2d_bf16_bf16_f32_bf16_128x256x64_s4_c1x1_1sm");
-    CU_ASSERT_TRUE(cvc_dgrad_scatters(&b100.k));   /* every sm100a dgrad kernel scatters */
+    CU_ASSERT_TRUE(cvc_has(&b100, CVC_F_SCATTERS));   /* every sm100a dgrad kernel scatters ... */
+    CU_ASSERT_FALSE(cvc_has(&b100, CVC_F_STRIDED_KERNEL));   /* ... in the kernel itself */
+    p.stride[1] = p.stride[2] = 2;
+    ACCEPT(b100, p);
+    p.stride[1] = p.stride[2] = 1;
+    CU_ASSERT_TRUE(cvc_has(&pp_small, CVC_F_SCATTERS) && cvc_has(&pp_small, CVC_F_STRIDED_KERNEL));
     ACCEPT(pp_small, p);
     p.stride[2] = 2;
     ACCEPT(pp_small, p);
@@ -139,7 +147,7 @@ static void test_wgrad_rules(void)
     ACCEPT(e, p);
     BOTH(e, p, c, 72, 76, "C = 76");
     BOTH(e, p, k, 40, 44, "K = 44");
-    BOTH(e, p, groups, 2, 3, "groups = 3 does not divide C = 64");
+    BOTH(e, p, groups, 8, 3, "groups = 3 must divide C = 64 and K = 64");
     BOTH(e, p, stride[2], 8, 9, "stride 9");
     /* tf32 (the consumers copy each stage K-major for wgmma): channels in 4s, and
      * column boxes of 32 f32 channels, so C = 32, 64, ... runs flat over the taps. */
@@ -150,10 +158,14 @@ static void test_wgrad_rules(void)
     BOTH(t, q, c, 36, 34, "C = 34: channels must be a multiple of 4");
     BOTH(t, q, k, 40, 44, "K = 44");
     q.c = 96;
-    CU_ASSERT_TRUE(cvc_wgrad_flat(&t, &q));
+    CU_ASSERT_TRUE(cvc_wgrad_flat(&t, unit_view(&q)));
     q.c = 48;
-    CU_ASSERT_FALSE(cvc_wgrad_flat(&t, &q));
-    CU_ASSERT_FALSE(cvc_wgrad_flat(&e, &p) && p.c % 64);
+    CU_ASSERT_FALSE(cvc_wgrad_flat(&t, unit_view(&q)));
+    CU_ASSERT_FALSE(cvc_wgrad_flat(&e, unit_view(&p)) && p.c % 64);
+    p.c = 128;
+    CU_ASSERT_TRUE(cvc_wgrad_flat(&e, unit_view(&p)));
+    p.c = p.k = 128, p.groups = 2;   /* grouped: per tap, never flat */
+    CU_ASSERT_FALSE(cvc_wgrad_flat(&e, unit_view(&p)));
 }
 
 /* Tile K 128 (two 128-byte spans of K a stage, f16/bf16): no rule of its own.  A
@@ -184,11 +196,20 @@ static void test_tile_k_128_rules(void)
 static void test_dims_must_match(void)
 {
     const cvc_entry e2 = unit_entry(E2_KEY), e1 = unit_entry(E1_KEY), e3 = unit_entry(E3_KEY);
-    BOTH(e2, p2(), dims, 2, 3, "kernel is 2D, problem is 3D");
-    BOTH(e2, p2(), dims, 2, 1, "kernel is 2D, problem is 1D");
-    BOTH(e2, p2(), dims, 2, 0, "problem is 0D");
-    BOTH(e1, p1(), dims, 1, 2, "kernel is 1D");
-    BOTH(e3, p3(), dims, 3, 4, "kernel is 3D, problem is 4D");
+    BOTH(e2, p2(), dims, 2, 3, "kernel is 2D, problem is 3D");   /* a 3D problem of depth 1 */
+    BOTH(e1, p1(), dims, 1, 2, "kernel is 1D, problem is 2D");
+    BOTH(e1, p1(), dims, 1, 3, "kernel is 1D, problem is 3D");
+    convcat_problem one = problem(1, CONVCAT_BF16, CONVCAT_BF16);
+    REFUSE(e2, one, "kernel is 2D, problem is 1D");
+    convcat_problem two = problem(2, CONVCAT_F16, CONVCAT_F32);
+    REFUSE(e3, two, "kernel is 3D, problem is 2D");
+    const convcat_problem three = p3();
+    ACCEPT(e3, three);
+    /* dims outside 1..3 are the problem's own fault, whatever the kernel. */
+    BOTH(e2, p2(), dims, 2, 0, "dims 0: a problem has 1, 2 or 3 spatial dimensions");
+    BOTH(e3, p3(), dims, 3, 4, "dims 4: a problem has 1, 2 or 3 spatial dimensions");
+    /* A 2D problem called 1D still has its H axis: refused as a problem. */
+    BOTH(e2, p2(), dims, 2, 1, "a 1D problem has no H axis");
     /* The problem's own rule, without a kernel. */
     convcat_problem p = p2();
     int q;
@@ -320,89 +341,178 @@ static void test_only_cross_correlation(void)
     BOTH(e, p2(), mode, CONVCAT_CROSS_CORRELATION, (convcat_mode)5, "convolution mode");
 }
 
+/* A TMA kernel that is not a grouped wgrad one takes groups = 1; the gather family runs the rest. */
 static void test_fprop_groups_are_refused(void)
 {
     const cvc_entry e = unit_entry(E2_KEY);
-    BOTH(e, p2(), groups, 1, 2, "groups = 2: only wgrad kernels run grouped problems");
-    BOTH(e, p2(), groups, 1, 64, "groups = 64");
+    BOTH(e, p2(), groups, 1, 2, "groups = 2: this kernel takes groups = 1 (the gather family runs grouped problems)");
+    BOTH(e, p2(), groups, 1, 64, "groups = 64: this kernel takes groups = 1");
+    const cvc_entry dg = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    convcat_problem p = p2();
+    p.op = CONVCAT_DGRAD;
+    BOTH(dg, p, groups, 1, 8, "groups = 8: this kernel takes groups = 1");
+    /* The problem's own rule comes first, whatever the kernel. */
+    convcat_problem q = p2();
+    q.groups = 3;
+    REFUSE(e, q, "groups = 3 must divide C = 64 and K = 64");
+    q.groups = 1;
+    q.k = 96;
+    BOTH(e, q, groups, 1, 64, "groups = 64 must divide C = 64 and K = 96");
 }
 
-/* Grouped wgrad, on the lines of tests/group_vectors.txt (format in its header),
- * which test_generator.py runs through space.why_not_grouped. */
-static void test_grouped_wgrad_vectors(void)
+/* Grouped problems on TMA kernels: wgrad kernels of groups_mode diagonal (tile M == tile N,
+ * cluster M 1: space.groups_wgrad) take K == C with c = C / groups channels per group in their
+ * group_c_mask (8, 16, 32 or 64) dividing tile N; every other TMA kernel takes groups = 1.
+ * Each case runs on a small padded problem of the key's op, dims and types (tests/unit.h,
+ * unit_problem) with its K, C and groups: NULL, it runs; else the reason mentions that text. */
+typedef struct group_case {
+    const char *key;
+    int k, c, groups;
+    const char *refused;
+} group_case;
+
+static const group_case group_cases[] = {
+    /* c = 8 and 16 on the kernels of tile M == tile N, cluster M 1 (32 and 64: group_cases_wide) */
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 128, 128, 16, NULL},
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 128, 128, 8, NULL},
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 128, 128, 1, NULL},
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x2_coop", 256, 256, 16, NULL},
+    {"sm90a_wgrad_1d_f16_f16_f32_f16_64x64x64_s4_c1x1_pingpong", 64, 64, 8, NULL},
+    {"sm90a_wgrad_1d_f16_f16_f32_f16_64x64x64_s4_c1x1_pingpong", 64, 64, 1, NULL},
+    {"sm90a_wgrad_3d_bf16_bf16_f32_f32_128x128x64_s4_c1x1_coop", 72, 72, 9, NULL},
+    {"sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm", 256, 256, 32, NULL},
+    {"sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm", 128, 128, 16, NULL},
+    {"sm100a_wgrad_3d_f16_f16_f32_f32_128x128x64_s4_c1x2_1sm", 96, 96, 6, NULL},
+    /* fprop and dgrad kernels take groups = 1 */
+    {"sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 128, 128, 2,
+     "groups = 2: this kernel takes groups = 1 (the gather family runs grouped problems)"},
+    {"sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 128, 128, 2, "this kernel takes groups = 1"},
+    {"sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm", 128, 128, 16, "groups = 16: this kernel takes groups = 1"},
+    /* wgrad kernels of tile M != tile N or cluster M 2 (B follows the M tile's channels; a 2sm pair shares B) */
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_coop", 128, 128, 2, "groups = 2: this kernel takes groups = 1"},
+    {"sm90a_wgrad_2d_f16_f16_f32_f16_64x128x64_s4_c1x1_pingpong", 64, 64, 8, "groups = 8: this kernel takes groups = 1"},
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop", 128, 128, 2, "this kernel takes groups = 1"},
+    {"sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_2sm", 128, 128, 2, "this kernel takes groups = 1"},
+    {"sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x256x64_s6_c2x1_2sm", 128, 128, 2, "this kernel takes groups = 1"},
+    /* the problem: K == C, groups divide C, c in 8, 16, 32, 64 */
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 64, 128, 2,
+     "groups = 2: this kernel's grouped wgrad needs K == C (K = 64, C = 128)"},
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 64, 64, 3, "groups = 3 must divide C = 64 and K = 64"},
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 32, 32, 8,
+     "C / groups = 4 channels per group: this kernel's grouped wgrad takes 8, 16, 32, 64"},
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 48, 48, 2, "C / groups = 24 channels per group"},
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 256, 256, 2, "C / groups = 128 channels per group"},
+    {"sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm", 24, 24, 8, "C / groups = 3 channels per group"},
+};
+
+/* c = 32 and 64, the widest groups the diagonal kernels take (their group_c_mask has bits 5 and 6:
+ * space.GROUP_CHANNELS), on the kernels of tile M == tile N, cluster M 1. */
+static const group_case group_cases_wide[] = {
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 128, 128, 4, NULL},
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 128, 128, 2, NULL},
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x2_coop", 256, 256, 8, NULL},
+    {"sm90a_wgrad_1d_f16_f16_f32_f16_64x64x64_s4_c1x1_pingpong", 128, 128, 2, NULL},
+    {"sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm", 256, 256, 4, NULL},
+    {"sm100a_wgrad_3d_f16_f16_f32_f32_128x128x64_s4_c1x2_1sm", 192, 192, 6, NULL},
+};
+
+/* Runs `cases`; how many of them run. */
+static int run_group_cases(const group_case *cases, size_t count)
 {
-    const char *root = unit_env_path("CONVCAT_SOURCE_ROOT");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/group_vectors.txt", root);
-    size_t size;
-    char *text = (char *)unit_read_file(path, &size);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-    int lines = 0, ok = 0;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        if (line[0] == '#')
-            continue;
-        char key[CVC_KEY_BYTES], verdict[16];
-        int k, c, groups, used = 0;
-        CU_ASSERT_FATAL(sscanf(line, "%111s %d %d %d %15s %n", key, &k, &c, &groups, verdict, &used) == 5);
-        const cvc_entry e = unit_entry(key);
+    int ok = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const cvc_entry e = unit_entry(cases[i].key);
         convcat_problem p = unit_problem(e.k.op, e.k.dims, e.k.a, e.k.out);
-        p.k = k, p.c = c, p.groups = groups;
-        ++lines;
-        if (strcmp(verdict, "ok") == 0) {
-            ok += 1;
-            expect(__LINE__, &e, &p, CONVCAT_OK, NULL);
-            /* A grouped plan is one tile per tap; sm100a's is never split (no workspace). */
-            cvc_gemm g;
-            CU_ASSERT_EQUAL(cvc_problem_gemm(&p, &g, NULL, 0), CONVCAT_OK);
-            int iters;
-            if (groups > 1) {
-                CU_ASSERT_EQUAL(cvc_tiles_n(&e, &p, &g), g.taps);
-                const int splits = cvc_splits(&e, &p, &g, 132, &iters);
-                const int64_t k_iters = cvc_k_iters(&e, &p, &g);
-                CU_ASSERT_TRUE(splits >= 1 && (int64_t)splits * iters >= k_iters &&
-                               (int64_t)(splits - 1) * iters < k_iters);
-                if (e.k.arch != CONVCAT_ARCH_SM90A)
-                    CU_ASSERT_EQUAL(splits, 1);
-                /* Split slices hold whole tiles: (C, T*R*S, K) f32 each. */
-                CU_ASSERT_EQUAL(cvc_workspace_bytes(&p, &g, splits),
-                                splits > 1 ? (size_t)splits * p.k * g.taps * p.c * sizeof(float) : 0);
-            }
-        } else {
-            CU_ASSERT_STRING_EQUAL(verdict, "refused");
-            expect(__LINE__, &e, &p, CONVCAT_ERR_UNSUPPORTED, line + used);
+        p.k = cases[i].k, p.c = cases[i].c, p.groups = cases[i].groups;
+        if (cases[i].refused) {
+            expect(__LINE__, &e, &p, CONVCAT_ERR_UNSUPPORTED, cases[i].refused);
+            continue;
         }
+        if (unit_check(&e, &p, NULL, 0) != CONVCAT_OK)
+            printf("\n    %s, K %d, C %d, groups %d (c = %d)", e.key, p.k, p.c, p.groups, p.c / p.groups);
+        expect(__LINE__, &e, &p, CONVCAT_OK, NULL);
+        ok += 1;
+        if (p.groups == 1)
+            continue;
+        /* A grouped plan is one tile per tap; split only where the kernel says (sm90a), its
+         * slices whole (C, T*R*S, K) f32 tiles, every group's channels. */
+        const cvc_view *v = unit_view(&p);
+        CU_ASSERT_EQUAL(e.groups_mode, CVC_GROUPS_DIAGONAL);
+        CU_ASSERT_EQUAL(cvc_tiles_n(&e, v), v->taps);
+        int iters;
+        const int splits = cvc_splits(&e, v, 132, &iters);
+        const int64_t k_iters = cvc_k_iters(&e, v);
+        CU_ASSERT_TRUE(splits >= 1 && (int64_t)splits * iters >= k_iters && (int64_t)(splits - 1) * iters < k_iters);
+        CU_ASSERT_EQUAL(cvc_has(&e, CVC_F_GROUPED_SPLITS), e.k.arch == CONVCAT_ARCH_SM90A);
+        if (!cvc_has(&e, CVC_F_GROUPED_SPLITS))
+            CU_ASSERT_EQUAL(splits, 1);
+        CU_ASSERT_EQUAL(cvc_workspace_bytes(v, splits),
+                        splits > 1 ? (size_t)splits * p.k * v->taps * p.c * sizeof(float) : 0);
     }
-    CU_ASSERT_TRUE(lines >= 20 && ok >= 8 && lines - ok >= 8);
-    free(text);
+    return ok;
 }
 
-/* The kernels that run grouped problems: wgrad, tile M == tile N, cluster M 1 (space.groups_wgrad). */
-static void test_grouped_wgrad_kernels(void)
+static void test_grouped_wgrad_cases(void)
+{
+    const int ok = run_group_cases(group_cases, CVC_ARRAY_LEN(group_cases));
+    CU_ASSERT_TRUE(ok >= 8 && CVC_ARRAY_LEN(group_cases) - ok >= 8);
+    /* c must divide tile N: no generated diagonal kernel has a tile N that some c of its mask does
+     * not divide, so here an entry with its tile N changed (the rule reads the entry's fields). */
+    cvc_entry odd = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    odd.k.tile_n = 72;
+    convcat_problem p = unit_problem(CONVCAT_WGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.c = p.k = 144;
+    BOTH(odd, p, groups, 18, 9, "C / groups = 16 channels per group do not divide tile N 72");
+    /* ... and the mask is the entry's: without c = 8 in it, c = 8 is refused. */
+    cvc_entry narrow = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    narrow.group_c_mask &= ~(1u << 3);
+    p.c = p.k = 128;
+    BOTH(narrow, p, groups, 8, 16, "C / groups = 8 channels per group: this kernel's grouped wgrad takes 16");
+}
+
+/* 32 and 64 channels per group: in every diagonal kernel's group_c_mask, so they run. */
+static void test_grouped_wgrad_of_32_and_64_channels(void)
+{
+    const cvc_entry e = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    CU_ASSERT_TRUE((e.group_c_mask >> 5 & 1u) && (e.group_c_mask >> 6 & 1u));
+    CU_ASSERT_EQUAL(run_group_cases(group_cases_wide, CVC_ARRAY_LEN(group_cases_wide)),
+                    (int)CVC_ARRAY_LEN(group_cases_wide));
+}
+
+/* How each kernel takes groups, as its index record says (groups_mode). */
+static void test_groups_mode_of_kernels(void)
 {
     static const struct {
         const char *key;
-        bool grouped;
+        int mode;
     } cases[] = {
-        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", true},
-        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x2_coop", true},
-        {"sm90a_wgrad_2d_f16_f16_f32_f16_64x64x64_s4_c1x1_pingpong", true},
-        {"sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm", true},
-        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop", false},
-        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_coop", false},
-        {"sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_2sm", false},
-        {"sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", false},
-        {"sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", false},
+        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", CVC_GROUPS_DIAGONAL},
+        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x2_coop", CVC_GROUPS_DIAGONAL},
+        {"sm90a_wgrad_2d_f16_f16_f32_f16_64x64x64_s4_c1x1_pingpong", CVC_GROUPS_DIAGONAL},
+        {"sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm", CVC_GROUPS_DIAGONAL},
+        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop", CVC_GROUPS_NONE},
+        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_coop", CVC_GROUPS_NONE},
+        {"sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_2sm", CVC_GROUPS_NONE},
+        {"sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", CVC_GROUPS_NONE},
+        {"sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", CVC_GROUPS_NONE},
+        {"sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x32_s3_c1x1_gather", CVC_GROUPS_ANY},
+        {"sm90a_wgrad_1d_f16_f16_f32_f16_32x64x32_s3_c1x1_gather", CVC_GROUPS_ANY},
+        {"sm100a_fprop_2d_bf16_bf16_f32_bf16_128x64x32_s3_c1x1_gather", CVC_GROUPS_ANY},
+        {"sm90a_fprop_2d_bf16_bf16_f32_bf16_4x16x64_s1_c1x1_direct", CVC_GROUPS_DEPTHWISE},
+        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_4x16x64_s1_c1x1_direct", CVC_GROUPS_DEPTHWISE},
     };
     for (size_t i = 0; i < CVC_ARRAY_LEN(cases); ++i) {
         const cvc_entry e = unit_entry(cases[i].key);
-        CU_ASSERT_EQUAL(cvc_groups_wgrad(&e.k), cases[i].grouped);
+        if (e.groups_mode != cases[i].mode)
+            printf("\n    %s: groups_mode %d, wanted %d", e.key, e.groups_mode, cases[i].mode);
+        CU_ASSERT_EQUAL(e.groups_mode, cases[i].mode);
+        /* The diagonal mask holds c = 8, 16, 32, 64 (space.GROUP_CHANNELS); no other mode has one. */
+        CU_ASSERT_EQUAL(e.group_c_mask, cases[i].mode == CVC_GROUPS_DIAGONAL ? 0x78u : 0u);
     }
 }
 
 /* Halo kernels read one input tile per output block for every tap: unit stride, and
- * filters reaching at most CVC_HALO_REACH pixels past the block (3x3, or 2x2 at
+ * filters reaching at most the entry's halo_reach pixels past the block (3x3, or 2x2 at
  * dilation 2, or 1x1). */
 static void test_halo_rules(void)
 {
@@ -445,13 +555,20 @@ static void test_channels_must_fill_16_byte_rows(void)
     const cvc_entry e2 = unit_entry(E2_KEY), e1 = unit_entry(E1_KEY);
     BOTH(e2, p2(), c, 8, 12, "C = 12: channels must be a multiple of 8");
     BOTH(e2, p2(), c, 16, 4, "C = 4");
-    BOTH(e2, p2(), c, 72, 68, "multiple of 8 (16-byte TMA rows of bf16)");
+    BOTH(e2, p2(), c, 72, 68, "multiple of 8 (16-byte TMA rows of bf16 and bf16)");
     BOTH(e1, p1(), c, 8, 9, "of f16");
-    /* 8-bit inputs need 16 channels (entries of the space not yet generated), tf32 4. */
-    const cvc_entry e8 = unit_entry("sm90a_fprop_2d_e4m3_e4m3_f32_bf16_128x128x128_s4_c1x1_coop");
+    /* 8-bit inputs need 16 channels (sm100a e4m3 kernels), tf32 4: the index's c_align. */
+    const cvc_entry e8 = unit_entry("sm100a_fprop_3d_e4m3_e4m3_f32_bf16_128x256x128_s4_c2x2_2sm");
     const cvc_entry e32 = unit_entry("sm90a_fprop_2d_tf32_tf32_f32_f32_128x128x32_s4_c1x1_coop");
-    BOTH(e8, problem(2, CONVCAT_E4M3, CONVCAT_BF16), c, 16, 8, "C = 8: channels must be a multiple of 16");
+    CU_ASSERT_EQUAL(e8.c_align, 16);
+    CU_ASSERT_EQUAL(e32.c_align, 4);
+    CU_ASSERT_EQUAL(e2.c_align, 8);
+    BOTH(e8, problem(3, CONVCAT_E4M3, CONVCAT_BF16), c, 16, 8, "C = 8: channels must be a multiple of 16");
+    BOTH(e8, problem(3, CONVCAT_E4M3, CONVCAT_BF16), c, 48, 40, "C = 40: channels must be a multiple of 16");
     BOTH(e32, problem(2, CONVCAT_TF32, CONVCAT_F32), c, 4, 2, "C = 2: channels must be a multiple of 4");
+    /* Three channels (an RGB stem) fill no 16-byte row of any type. */
+    BOTH(e2, p2(), c, 8, 3, "C = 3: channels must be a multiple of 8");
+    BOTH(e32, problem(2, CONVCAT_TF32, CONVCAT_F32), c, 4, 3, "C = 3: channels must be a multiple of 4");
 }
 
 static void test_output_channels_multiple_of_8(void)
@@ -460,9 +577,15 @@ static void test_output_channels_multiple_of_8(void)
     BOTH(e2, p2(), k, 8, 12, "K = 12: output channels must be a multiple of 8");
     BOTH(e2, p2(), k, 16, 4, "K = 4");
     BOTH(e1, p1(), k, 24, 20, "K = 20");   /* f32 output: 8 still */
-    /* An 8-bit output needs 16 (16-byte output rows). */
-    const cvc_entry e8 = unit_entry("sm90a_fprop_2d_e4m3_e4m3_f32_e4m3_128x128x128_s4_c1x1_coop");
-    BOTH(e8, problem(2, CONVCAT_E4M3, CONVCAT_E4M3), k, 16, 8, "K = 8");
+    /* 8-bit inputs to bf16: 8 as well (the filter's K rows are 16 bytes from 16 channels on). */
+    const cvc_entry e8 = unit_entry("sm100a_fprop_3d_e4m3_e4m3_f32_bf16_128x256x128_s4_c2x2_2sm");
+    CU_ASSERT_EQUAL(e8.k_align, 8);
+    BOTH(e8, problem(3, CONVCAT_E4M3, CONVCAT_BF16), k, 8, 12, "K = 12: output channels must be a multiple of 8");
+    /* The rule is the index's k_align: 16 (what an 8-bit output's 16-byte rows would need; no generated
+     * kernel writes one) refuses K = 8. */
+    cvc_entry e16 = unit_entry(E2_KEY);
+    e16.k_align = 16;
+    BOTH(e16, p2(), k, 16, 8, "K = 8: output channels must be a multiple of 16");
 }
 
 /* M = N*Z*P*Q plus the last cluster's padding tiles must fit the kernel's int32 pixel index. */
@@ -650,7 +773,293 @@ static void test_tensor_past_2_64_bytes_is_refused(void)
     BOTH(e3, p, d, 1, 16843010, "activations: byte stride");
 }
 
+/* ---- the gather and direct families ---------------------------------------------------------- */
+
+#define G_FPROP "sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x32_s3_c1x1_gather"
+#define G_DGRAD "sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x64x32_s3_c1x1_gather"
+#define G_WGRAD "sm90a_wgrad_3d_f16_f16_f32_f16_32x64x32_s3_c1x1_gather"
+#define G_WGRAD_1D "sm90a_wgrad_1d_f16_f16_f32_f16_32x64x32_s3_c1x1_gather"
+#define G_TF32 "sm90a_fprop_3d_tf32_tf32_f32_f32_64x32x16_s3_c1x1_gather"
+#define G_SM100 "sm100a_fprop_2d_bf16_bf16_f32_bf16_128x64x32_s3_c1x1_gather"
+#define D_FPROP "sm90a_fprop_2d_bf16_bf16_f32_bf16_4x16x64_s1_c1x1_direct"
+#define D_DGRAD "sm90a_dgrad_2d_bf16_bf16_f32_bf16_4x16x64_s1_c1x1_direct"
+#define D_WGRAD "sm90a_wgrad_2d_bf16_bf16_f32_bf16_4x16x64_s1_c1x1_direct"
+#define D_1D "sm90a_fprop_1d_bf16_bf16_f32_bf16_1x64x64_s1_c1x1_direct"
+
+/* The index fields the rules of the pointer families read: any channels, any stride, no TMA. */
+static void test_pointer_family_index_fields(void)
+{
+    const char *gather[] = {G_FPROP, G_DGRAD, G_WGRAD, G_WGRAD_1D, G_TF32, G_SM100};
+    for (size_t i = 0; i < CVC_ARRAY_LEN(gather); ++i) {
+        const cvc_entry e = unit_entry(gather[i]);
+        CU_ASSERT_EQUAL(e.family, CVC_FAMILY_GATHER);
+        CU_ASSERT_EQUAL(e.groups_mode, CVC_GROUPS_ANY);
+        CU_ASSERT_TRUE(e.c_align == 1 && e.k_align == 1 && e.max_stride == 0);
+        CU_ASSERT_TRUE(e.vec_mask >= 1 && e.vec_mask <= 15);
+        CU_ASSERT_TRUE(e.swizzle_bytes == 0 && e.a_box_rows == 0 && e.y_box_rows == 0);   /* no tensor maps */
+        CU_ASSERT_EQUAL(cvc_has(&e, CVC_F_SPLITS_K), e.k.op == CONVCAT_WGRAD);
+        CU_ASSERT_FALSE(cvc_has(&e, CVC_F_SCATTERS) || cvc_has(&e, CVC_F_HALO) || cvc_has(&e, CVC_F_SWAPS));
+    }
+    const char *direct[] = {D_FPROP, D_DGRAD, D_WGRAD, D_1D};
+    for (size_t i = 0; i < CVC_ARRAY_LEN(direct); ++i) {
+        const cvc_entry e = unit_entry(direct[i]);
+        CU_ASSERT_EQUAL(e.family, CVC_FAMILY_DIRECT);
+        CU_ASSERT_EQUAL(e.groups_mode, CVC_GROUPS_DEPTHWISE);
+        CU_ASSERT_TRUE(e.c_align == 1 && e.k_align == 1 && e.max_stride == 0);
+        CU_ASSERT_TRUE(e.block_vec >= 1 && e.k.tile_k % e.block_vec == 0);
+        CU_ASSERT_TRUE(e.block_strip >= 1 && e.k.tile_n % e.block_strip == 0);
+        CU_ASSERT_TRUE(e.smem_bytes > 0 && e.swizzle_bytes == 0);
+        CU_ASSERT_EQUAL(cvc_has(&e, CVC_F_SPLITS_K), e.k.op == CONVCAT_WGRAD);
+    }
+}
+
+/* A gather kernel runs any groups (c = 4 channels and k = 2 filters per group), odd channel
+ * counts (an RGB stem's 3), strided dgrad past the TMA traversal limit, and tf32. */
+static void test_gather_runs_any_groups_and_channels(void)
+{
+    const char *keys[] = {G_FPROP, G_DGRAD, G_WGRAD, G_WGRAD_1D, G_TF32, G_SM100};
+    for (size_t i = 0; i < CVC_ARRAY_LEN(keys); ++i) {
+        const cvc_entry e = unit_entry(keys[i]);
+        const convcat_problem base = unit_problem(e.k.op, e.k.dims, e.k.a, e.k.out);
+        convcat_problem p = base;
+        ACCEPT(e, p);
+        p.c = 128, p.k = 64;
+        BOTH(e, p, groups, 32, 3, "groups = 3 must divide C = 128 and K = 64");   /* c 4, k 2 */
+        p.groups = 32;
+        CU_ASSERT_TRUE(unit_view(&p)->cg == 4 && unit_view(&p)->kg == 2);
+        p.k = 96;   /* k = 3 filters per group */
+        ACCEPT(e, p);
+        /* Odd channel counts: C = 3, K = 21, and groups of one channel. */
+        p = base;
+        p.c = 3, p.k = 21;
+        ACCEPT(e, p);
+        BOTH(e, p, groups, 3, 2, "groups = 2 must divide C = 3 and K = 21");
+        p.c = 5, p.k = 7, p.groups = 1;
+        ACCEPT(e, p);
+        /* Strides: any (dgrad phase by phase), 9 and beyond too. */
+        p = base;
+        p.c = 3, p.k = 21;
+        for (int a = 3 - p.dims; a < 3; ++a)
+            p.stride[a] = 2;
+        ACCEPT(e, p);
+        p.stride[2] = 9;
+        p.w = 40;
+        ACCEPT(e, p);
+        p.dilation[2] = 7;
+        ACCEPT(e, p);
+    }
+    /* The same problems on a TMA kernel of the same op, dims and types: refused, and why. */
+    const cvc_entry t = unit_entry(E2_KEY), g = unit_entry(G_FPROP);
+    convcat_problem p = p2();
+    p.c = 128, p.k = 64, p.groups = 32;
+    ACCEPT(g, p);
+    REFUSE(t, p, "groups = 32: this kernel takes groups = 1 (the gather family runs grouped problems)");
+    p.groups = 1;
+    ACCEPT(t, p);
+    p.c = 3, p.k = 21;
+    ACCEPT(g, p);
+    REFUSE(t, p, "C = 3: channels must be a multiple of 8");
+    p.c = 8, p.k = 21;
+    REFUSE(t, p, "K = 21: output channels must be a multiple of 8");
+    p.k = 24;
+    ACCEPT(t, p);
+    p.stride[2] = 9;
+    ACCEPT(g, p);
+    REFUSE(t, p, "stride 9 along W: TMA traversal strides are 1..8");
+}
+
+/* Coordinates inside a gather kernel stay below 2^30: extents of 2^29 or more are refused. */
+static void test_gather_coordinates_below_2_29(void)
+{
+    const char *says = "along W of 2^29 or more: the gather kernel's coordinates are below 2^30";
+    const cvc_entry f = unit_entry(G_FPROP), d = unit_entry(G_DGRAD), w = unit_entry(G_WGRAD_1D);
+    convcat_problem p = p2();
+    p.n = 1, p.h = 1, p.c = 8, p.k = 8, p.r = p.s = 1;
+    memset(p.pad_lo, 0, sizeof p.pad_lo);
+    memset(p.pad_hi, 0, sizeof p.pad_hi);
+    BOTH(f, p, w, (1 << 29) - 1, 1 << 29, says);
+    p.op = CONVCAT_DGRAD;
+    BOTH(d, p, w, (1 << 29) - 1, 1 << 29, says);
+    BOTH(d, p, w, (1 << 29) - 1, INT_MAX, says);
+    /* The output's extent times the stride counts too: Q = 2^28 at stride 2 reaches 2^29. */
+    p.op = CONVCAT_FPROP;
+    p.w = (1 << 29) - 1;
+    BOTH(f, p, stride[2], 1, 2, says);
+    /* wgrad: the pixel reduction is the GEMM K. */
+    convcat_problem q = unit_problem(CONVCAT_WGRAD, 1, CONVCAT_F16, CONVCAT_F16);
+    q.n = 1, q.c = q.k = 8, q.s = 1, q.pad_lo[2] = q.pad_hi[2] = 0;
+    BOTH(w, q, w, (1 << 29) - 1, 1 << 29, says);
+    q.w = 1 << 20;
+    BOTH(w, q, pad_hi[2], (1 << 28), 1 << 29, "padding or filter reach along W");
+}
+
+/* A direct kernel runs depthwise problems (groups = C, K = C * mult) of its op, strided or not,
+ * and refuses any other grouping. */
+static void test_direct_runs_depthwise_problems(void)
+{
+    const char *keys[] = {D_FPROP, D_DGRAD, D_WGRAD, D_1D};
+    for (size_t i = 0; i < CVC_ARRAY_LEN(keys); ++i) {
+        const cvc_entry e = unit_entry(keys[i]);
+        convcat_problem p = unit_problem(e.k.op, e.k.dims, e.k.a, e.k.out);
+        p.c = 64, p.k = 128, p.groups = 64;   /* a multiplier of 2 */
+        ACCEPT(e, p);
+        p.k = 64;
+        ACCEPT(e, p);
+        p.c = p.k = p.groups = 3;   /* any channel count */
+        ACCEPT(e, p);
+        p.c = p.groups = 64, p.k = 128;
+        for (int a = 3 - p.dims; a < 3; ++a)
+            p.stride[a] = 2;
+        ACCEPT(e, p);   /* dgrad: the strided mode */
+        p.stride[2] = 3;
+        ACCEPT(e, p);
+        p = unit_problem(e.k.op, e.k.dims, e.k.a, e.k.out);
+        p.c = 64, p.k = 128;
+        BOTH(e, p, groups, 64, 1, "groups = 1, C = 64: a depthwise kernel takes one channel per group (groups = C)");
+        BOTH(e, p, groups, 64, 32, "groups = 32: C / groups = 2 channels per group; a depthwise kernel takes 1");
+        BOTH(e, p, groups, 64, 3, "groups = 3 must divide C = 64 and K = 128");
+    }
+}
+
+/* A direct kernel's input tile and filters live in shared memory: a filter whose tile exceeds
+ * the kernel's smem_bytes is refused with the bytes it would need. */
+static void test_direct_tile_must_fit_shared_memory(void)
+{
+    const char *need = "bytes of input tile and filters, more than its";
+    const cvc_entry e1 = unit_entry(D_1D), e2 = unit_entry(D_FPROP);
+    convcat_problem p = unit_problem(CONVCAT_FPROP, 1, CONVCAT_BF16, CONVCAT_BF16);
+    p.n = 1, p.w = 1024, p.c = p.k = p.groups = 64;
+    p.pad_lo[2] = p.pad_hi[2] = 0;
+    p.s = 31;
+    ACCEPT(e1, p);
+    p.dilation[2] = 8;   /* a 1D tile of 64 + 240 pixels: still small */
+    ACCEPT(e1, p);
+    p.dilation[2] = 1;
+    BOTH(e1, p, s, 255, 301, need);
+    /* 2D: 7x7 fits a 4x16 block's tile; 31x31 at dilation 8 does not (244 x 256 input pixels). */
+    convcat_problem q = unit_problem(CONVCAT_FPROP, 2, CONVCAT_BF16, CONVCAT_BF16);
+    q.n = 1, q.h = q.w = 256, q.c = q.k = q.groups = 64;
+    memset(q.pad_lo, 0, sizeof q.pad_lo);
+    memset(q.pad_hi, 0, sizeof q.pad_hi);
+    q.r = q.s = 7;
+    ACCEPT(e2, q);
+    q.r = q.s = 31, q.dilation[1] = q.dilation[2] = 8;
+    REFUSE(e2, q, "filter 1x31x31 at strides (1, 1, 1), dilations (1, 8, 8): this kernel's 4x16x64 blocks need");
+    REFUSE(e2, q, need);
+    q.dilation[1] = q.dilation[2] = 1;
+    REFUSE(e2, q, need);
+    /* wgrad: a thread group per unit of taps (a filter row, or 8 taps of a longer one). */
+    const cvc_entry w = unit_entry(D_WGRAD);
+    convcat_problem r = unit_problem(CONVCAT_WGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);
+    r.n = 1, r.h = 40, r.w = 16, r.c = r.k = r.groups = 64, r.s = 8;
+    memset(r.pad_lo, 0, sizeof r.pad_lo);
+    memset(r.pad_hi, 0, sizeof r.pad_hi);
+    BOTH(w, r, r, 32, 33, "filter 1x33x8: 33 units of taps, more than this wgrad kernel's 32 threads per channel vector");
+}
+
+/* The rule a refusal names (the query ranks refused kernels by it). */
+static void test_refusals_name_their_rule(void)
+{
+    const struct {
+        const char *key;
+        int field;   /* what to break: 0 op, 1 dims, 2 types, 3 C, 4 groups, 5 stride, 6 smem, 7 mode */
+        cvc_rule rule;
+    } cases[] = {
+        {E2_KEY, 0, CVC_RULE_OP}, {E2_KEY, 1, CVC_RULE_DIMS}, {E2_KEY, 2, CVC_RULE_TYPES},
+        {E2_KEY, 3, CVC_RULE_CHANNELS}, {E2_KEY, 4, CVC_RULE_GROUPS}, {E2_KEY, 5, CVC_RULE_STRIDE},
+        {E2_KEY, 7, CVC_RULE_MODE}, {G_FPROP, 0, CVC_RULE_OP}, {G_FPROP, 2, CVC_RULE_TYPES},
+        {D_FPROP, 4, CVC_RULE_GROUPS}, {D_FPROP, 6, CVC_RULE_TILE},
+    };
+    for (size_t i = 0; i < CVC_ARRAY_LEN(cases); ++i) {
+        const cvc_entry e = unit_entry(cases[i].key);
+        convcat_problem p = p2();
+        if (e.family == CVC_FAMILY_DIRECT)
+            p.groups = p.c;
+        char why[192] = "";
+        cvc_rule rule = CVC_RULE_COUNT;
+        UNIT_ASSERT_STATUS(cvc_check_entry(&e, unit_view(&p), why, sizeof why, &rule), CONVCAT_OK);
+        CU_ASSERT_EQUAL(rule, CVC_RULE_NONE);
+        switch (cases[i].field) {
+        case 0: p.op = CONVCAT_WGRAD; break;
+        case 1: p = p3(), p.groups = e.family == CVC_FAMILY_DIRECT ? p.c : 1; break;
+        case 2: p.a_type = p.b_type = CONVCAT_F16; break;
+        case 3: p.c = 12; break;
+        case 4: p.groups = e.family == CVC_FAMILY_DIRECT ? 1 : 2; break;
+        case 5: p.stride[2] = 9; break;
+        case 6: p.h = p.w = 256, p.r = p.s = 31, p.dilation[1] = p.dilation[2] = 8; break;
+        default: p.mode = CONVCAT_CONVOLUTION;
+        }
+        rule = CVC_RULE_NONE;
+        UNIT_ASSERT_STATUS(cvc_check_entry(&e, unit_view(&p), why, sizeof why, &rule), CONVCAT_ERR_UNSUPPORTED);
+        if (rule != cases[i].rule)
+            printf("\n    case %zu (%s): rule %d, wanted %d (%s)", i, e.key, (int)rule, (int)cases[i].rule, why);
+        CU_ASSERT_EQUAL(rule, cases[i].rule);
+        CU_ASSERT_EQUAL(cvc_check_entry(&e, unit_view(&p), why, sizeof why, NULL), CONVCAT_ERR_UNSUPPORTED);
+    }
+}
+
 /* ---- problem helpers and the public check ------------------------------------------------------------ */
+
+/* cvc_view_make resolves a problem once: its extents, counts, per-group channels, element sizes,
+ * stride phases and GEMM view, for each op. */
+static void test_view_of_known_problems(void)
+{
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.n = 2, p.h = 10, p.w = 12, p.c = 48, p.k = 24, p.r = 3, p.s = 5, p.groups = 4;
+    p.pad_lo[1] = 1, p.pad_lo[2] = 2, p.pad_hi[1] = 3, p.pad_hi[2] = 4;
+    p.stride[1] = 2, p.stride[2] = 3, p.dilation[1] = 2;
+    /* P = (10 + 4 - 5) / 2 + 1 = 5, Q = (12 + 6 - 5) / 3 + 1 = 5 */
+    const cvc_view *v = unit_view(&p);
+    CU_ASSERT_EQUAL(memcmp(&v->p, &p, sizeof p), 0);
+    CU_ASSERT_TRUE(v->out[0] == 1 && v->out[1] == 5 && v->out[2] == 5);
+    CU_ASSERT_TRUE(v->in[0] == 1 && v->in[1] == 10 && v->in[2] == 12);
+    CU_ASSERT_TRUE(v->filt[0] == 1 && v->filt[1] == 3 && v->filt[2] == 5);
+    CU_ASSERT_TRUE(v->reach[0] == 0 && v->reach[1] == 4 && v->reach[2] == 4);
+    CU_ASSERT_TRUE(v->pixels == 2 * 5 * 5 && v->in_pixels == 2 * 10 * 12 && v->taps == 15);
+    CU_ASSERT_TRUE(v->cg == 12 && v->kg == 6);
+    CU_ASSERT_TRUE(v->a_bytes == 2 && v->b_bytes == 2 && v->out_bytes == 2);
+    CU_ASSERT_TRUE(v->strided);
+    CU_ASSERT_EQUAL(v->phases, 1);   /* fprop: one launch */
+    CU_ASSERT_TRUE(v->gemm.m == 50 && v->gemm.n == 24 && v->gemm.k == 15 * 12);   /* N*Z*P*Q, K, T*R*S*C/groups */
+    p.op = CONVCAT_DGRAD;
+    v = unit_view(&p);
+    CU_ASSERT_EQUAL(v->phases, 3 * 2);   /* residues of W mod 3 and of H mod 2 */
+    CU_ASSERT_TRUE(v->gemm.m == 240 && v->gemm.n == 48 && v->gemm.k == 15 * 24);   /* N*D*H*W, C, T*R*S*K */
+    p.w = 2;   /* fewer pixels than the stride: residues 0 and 1 only */
+    p.pad_hi[2] = 7;
+    CU_ASSERT_EQUAL(unit_view(&p)->phases, 2 * 2);
+    p.w = 12, p.pad_hi[2] = 4;
+    p.op = CONVCAT_WGRAD;
+    v = unit_view(&p);
+    CU_ASSERT_EQUAL(v->phases, 1);
+    CU_ASSERT_TRUE(v->gemm.m == 24 && v->gemm.n == 15 * 12 && v->gemm.k == 50);   /* K, T*R*S*C/groups, N*Z*P*Q */
+    /* Unit strides; element sizes of tf32 -> f32 and e4m3 -> bf16; 3D extents. */
+    convcat_problem q = problem(3, CONVCAT_TF32, CONVCAT_F32);
+    q.op = CONVCAT_DGRAD;
+    v = unit_view(&q);
+    CU_ASSERT_FALSE(v->strided);
+    CU_ASSERT_EQUAL(v->phases, 1);
+    CU_ASSERT_TRUE(v->a_bytes == 4 && v->b_bytes == 4 && v->out_bytes == 4);
+    CU_ASSERT_TRUE(v->out[0] == 8 && v->out[1] == 16 && v->out[2] == 16 && v->taps == 27);
+    CU_ASSERT_TRUE(v->reach[0] == 2 && v->reach[1] == 2 && v->reach[2] == 2);
+    q = problem(2, CONVCAT_E4M3, CONVCAT_BF16);
+    v = unit_view(&q);
+    CU_ASSERT_TRUE(v->a_bytes == 1 && v->out_bytes == 2 && v->cg == 64 && v->kg == 64);
+    /* A depthwise problem: one channel per group, K / groups filters each. */
+    q.c = q.groups = 32, q.k = 96;
+    v = unit_view(&q);
+    CU_ASSERT_TRUE(v->cg == 1 && v->kg == 3 && v->gemm.k == 9);
+    /* Invalid problems have no view, and say why; NULL is an invalid argument. */
+    cvc_view w;
+    char why[192] = "";
+    q.groups = 5;
+    UNIT_ASSERT_STATUS(cvc_view_make(&q, &w, why, sizeof why), CONVCAT_ERR_UNSUPPORTED);
+    UNIT_ASSERT_MENTIONS(why, "groups = 5 must divide C = 32 and K = 96");
+    UNIT_ASSERT_STATUS(cvc_view_make(NULL, &w, why, sizeof why), CONVCAT_ERR_INVALID_ARGUMENT);
+    UNIT_ASSERT_MENTIONS(why, "problem is NULL");
+    UNIT_ASSERT_STATUS(cvc_view_make(&q, &w, NULL, 0), CONVCAT_ERR_UNSUPPORTED);
+}
 
 static void test_problem_init_defaults(void)
 {
@@ -757,17 +1166,17 @@ static void test_output_extent_beyond_int_is_refused(void)
     memset(g.pad_lo, 0, sizeof g.pad_lo);
     memset(g.pad_hi, 0, sizeof g.pad_hi);
     UNIT_ASSERT_STATUS(convcat_problem_output(&g, NULL, NULL, NULL), CONVCAT_ERR_UNSUPPORTED);
-    UNIT_ASSERT_MENTIONS(convcat_last_error(), "overflows 64 bits");
+    UNIT_ASSERT_MENTIONS(convcat_last_error(), "overflow 64 bits");
     CU_ASSERT_DOUBLE_EQUAL(convcat_problem_flops(&g), 0.0, 0.0);
     const cvc_entry e3 = unit_entry(E3_KEY);
-    REFUSE(e3, g, "overflows 64 bits");
+    REFUSE(e3, g, "overflow 64 bits");
     g.n = 1, g.d = g.h = g.w = 1 << 20;   /* M = 2^60 fits 64 bits: refused by the 32-bit rule */
     REFUSE(e3, g, "32-bit pixel index");
     CU_ASSERT_DOUBLE_EQUAL(convcat_problem_flops(&g), 2.0 * 0x1p60 * 64 * 64, 0.0);
     g.n = g.d = g.h = g.w = 1;
     g.t = g.r = g.s = g.c = INT_MAX - 7;   /* K = (2^31 - 8)^4: the same for the filter */
     g.pad_hi[0] = g.pad_hi[1] = g.pad_hi[2] = INT_MAX - 8;
-    REFUSE(e3, g, "overflows 64 bits");
+    REFUSE(e3, g, "overflow 64 bits");
 }
 
 /* The kernel counts its K loop (taps x channel blocks) in an int32. */
@@ -787,6 +1196,9 @@ static void test_gemm_k_iterations_fit_32_bits(void)
     REFUSE(e1, p, "32-bit");
 }
 
+/* convcat_check on every entry of the built catalog: its base problem (depthwise for a direct
+ * kernel) runs; C = 6 is refused by a TMA kernel (no 16-byte row of any type) and run by a
+ * gather one; a direct kernel takes C = 6 as groups = C = 6 and refuses groups = 3. */
 static void test_check_on_the_real_catalog(void)
 {
     const char *path = unit_env_path("CONVCAT_TEST_CATALOG");
@@ -794,29 +1206,55 @@ static void test_check_on_the_real_catalog(void)
     convcat_catalog *cat = NULL;
     UNIT_ASSERT_STATUS(convcat_open(path, &cat), CONVCAT_OK);
     CU_ASSERT_PTR_NOT_NULL_FATAL(cat);
+    int families[4] = {0};
     for (size_t i = 0; i < convcat_count(cat); ++i) {
         convcat_entry_info e;
         convcat_entry_info_get(cat, i, &e);
+        CU_ASSERT_FATAL(e.family >= CONVCAT_FAMILY_TMA && e.family <= CONVCAT_FAMILY_DIRECT);
+        families[e.family]++;
+        const bool direct = e.family == CONVCAT_FAMILY_DIRECT;
         convcat_problem p = problem(e.dims, e.a_type, e.out_type);
         p.op = e.op;   /* unit strides: every op's kernels run it */
         p.b_type = e.b_type;
+        if (direct)
+            p.groups = p.c;
         char why[192] = "";
         UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_OK);
         CU_ASSERT_STRING_EQUAL(why, "ok");
         UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, NULL, 0), CONVCAT_OK);
         p.c = 6;   /* not a 16-byte row for any input type (tf32 needs multiples of 4) */
+        if (direct)
+            p.k = p.groups = 6;
         why[0] = '\0';
-        UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_ERR_UNSUPPORTED);
-        UNIT_ASSERT_MENTIONS(why, "C = 6");
-        UNIT_ASSERT_MENTIONS(convcat_last_error(), e.key);
-        UNIT_ASSERT_MENTIONS(convcat_last_error(), "C = 6");
-        char tiny[6];
-        UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, tiny, sizeof tiny), CONVCAT_ERR_UNSUPPORTED);
-        CU_ASSERT_EQUAL(strlen(tiny), sizeof tiny - 1);
-        p.dims = e.dims % 3 + 1;
-        UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_ERR_UNSUPPORTED);
-        UNIT_ASSERT_MENTIONS(why, "problem is");
+        if (e.family == CONVCAT_FAMILY_TMA) {
+            UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_ERR_UNSUPPORTED);
+            UNIT_ASSERT_MENTIONS(why, "C = 6");
+            UNIT_ASSERT_MENTIONS(convcat_last_error(), e.key);
+            UNIT_ASSERT_MENTIONS(convcat_last_error(), "C = 6");
+            char tiny[6];
+            UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, tiny, sizeof tiny), CONVCAT_ERR_UNSUPPORTED);
+            CU_ASSERT_EQUAL(strlen(tiny), sizeof tiny - 1);
+        } else {   /* the pointer families take any channel count */
+            UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_OK);
+            if (direct) {
+                p.groups = 3;
+                UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_ERR_UNSUPPORTED);
+                UNIT_ASSERT_MENTIONS(why, "C / groups = 2 channels per group; a depthwise kernel takes 1");
+                UNIT_ASSERT_MENTIONS(convcat_last_error(), e.key);
+                p.groups = 6;
+            }
+        }
+        /* A valid problem of other dims: the kernel's own rule. */
+        convcat_problem q = problem(e.dims % 3 + 1, e.a_type, e.out_type);
+        q.op = e.op, q.b_type = e.b_type, q.groups = direct ? q.c : 1;
+        char says[48];
+        snprintf(says, sizeof says, "kernel is %dD, problem is %dD", e.dims, q.dims);
+        UNIT_ASSERT_STATUS(convcat_check(cat, i, &q, why, sizeof why), CONVCAT_ERR_UNSUPPORTED);
+        UNIT_ASSERT_MENTIONS(why, says);
     }
+    /* The ci and default catalogs hold kernels of every family. */
+    CU_ASSERT_TRUE(families[CONVCAT_FAMILY_TMA] > 0 && families[CONVCAT_FAMILY_GATHER] > 0 &&
+                   families[CONVCAT_FAMILY_DIRECT] > 0);
     convcat_problem p = p2();
     UNIT_ASSERT_STATUS(convcat_check(cat, convcat_count(cat), &p, NULL, 0), CONVCAT_ERR_INVALID_ARGUMENT);
     UNIT_ASSERT_STATUS(convcat_check(cat, 0, NULL, NULL, 0), CONVCAT_ERR_INVALID_ARGUMENT);
@@ -836,26 +1274,26 @@ static void test_raster_band_rule_and_override(void)
     memset(p.pad_lo, 0, sizeof p.pad_lo);
     memset(p.pad_hi, 0, sizeof p.pad_hi);
     cvc_params k = {.cluster_tiles_m = 64, .cluster_tiles_n = 128};
-    CU_ASSERT_EQUAL(cvc_raster_band(&e, &p, &k, 132), 8);
+    CU_ASSERT_EQUAL(cvc_raster_band(&e, unit_view(&p), &k, 132), 8);
     k.cluster_tiles_m = 5;   /* clamped to the tile rows */
-    CU_ASSERT_EQUAL(cvc_raster_band(&e, &p, &k, 132), 5);
+    CU_ASSERT_EQUAL(cvc_raster_band(&e, unit_view(&p), &k, 132), 5);
     k.cluster_tiles_m = 64;
     k.cluster_tiles_n = 66;  /* a row of half a wave: rows already share B */
-    CU_ASSERT_EQUAL(cvc_raster_band(&e, &p, &k, 132), 1);
+    CU_ASSERT_EQUAL(cvc_raster_band(&e, unit_view(&p), &k, 132), 1);
     k.cluster_tiles_n = 128;
     p.k = 16384;             /* 16 MiB of filters stay in L2 */
-    CU_ASSERT_EQUAL(cvc_raster_band(&e, &p, &k, 132), 1);
+    CU_ASSERT_EQUAL(cvc_raster_band(&e, unit_view(&p), &k, 132), 1);
     p.k = 32768;
     const cvc_entry w = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
-    CU_ASSERT_EQUAL(cvc_raster_band(&w, &p, &k, 132), 1);
+    CU_ASSERT_EQUAL(cvc_raster_band(&w, unit_view(&p), &k, 132), 1);
     setenv("CONVCAT_RASTER_BAND", "3", 1);
-    CU_ASSERT_EQUAL(cvc_raster_band(&w, &p, &k, 132), 3);
+    CU_ASSERT_EQUAL(cvc_raster_band(&w, unit_view(&p), &k, 132), 3);
     setenv("CONVCAT_RASTER_BAND", "1000", 1);
-    CU_ASSERT_EQUAL(cvc_raster_band(&e, &p, &k, 132), 64);
+    CU_ASSERT_EQUAL(cvc_raster_band(&e, unit_view(&p), &k, 132), 64);
     setenv("CONVCAT_RASTER_BAND", "0", 1);   /* not a band: the rule */
-    CU_ASSERT_EQUAL(cvc_raster_band(&e, &p, &k, 132), 8);
+    CU_ASSERT_EQUAL(cvc_raster_band(&e, unit_view(&p), &k, 132), 8);
     setenv("CONVCAT_RASTER_BAND", "2x", 1);
-    CU_ASSERT_EQUAL(cvc_raster_band(&e, &p, &k, 132), 8);
+    CU_ASSERT_EQUAL(cvc_raster_band(&e, unit_view(&p), &k, 132), 8);
     unsetenv("CONVCAT_RASTER_BAND");
 }
 
@@ -877,8 +1315,9 @@ int main(void)
         {"filter must fit the padded input", test_filter_must_fit_the_padded_input},
         {"only cross-correlation", test_only_cross_correlation},
         {"fprop groups are refused", test_fprop_groups_are_refused},
-        {"grouped wgrad vectors", test_grouped_wgrad_vectors},
-        {"grouped wgrad kernels", test_grouped_wgrad_kernels},
+        {"grouped wgrad cases", test_grouped_wgrad_cases},
+        {"grouped wgrad of 32 and 64 channels", test_grouped_wgrad_of_32_and_64_channels},
+        {"groups mode of kernels", test_groups_mode_of_kernels},
         {"halo rules", test_halo_rules},
         {"traversal stride at most 8", test_traversal_stride_at_most_8},
         {"channels must fill 16-byte rows", test_channels_must_fill_16_byte_rows},
@@ -889,11 +1328,18 @@ int main(void)
         {"filter reach beyond int is refused", test_filter_reach_beyond_int_is_refused},
         {"TMA box and stride limits", test_tma_box_and_stride_limits},
         {"tensor past 2^64 bytes is refused", test_tensor_past_2_64_bytes_is_refused},
+        {"view of known problems", test_view_of_known_problems},
         {"problem init defaults", test_problem_init_defaults},
         {"output and flops of known shapes", test_output_and_flops_of_known_shapes},
         {"output and flops of bad problems", test_output_and_flops_of_bad_problems},
         {"output extent beyond int is refused", test_output_extent_beyond_int_is_refused},
         {"GEMM K iterations fit 32 bits", test_gemm_k_iterations_fit_32_bits},
+        {"pointer family index fields", test_pointer_family_index_fields},
+        {"gather runs any groups and channels", test_gather_runs_any_groups_and_channels},
+        {"gather coordinates below 2^29", test_gather_coordinates_below_2_29},
+        {"direct runs depthwise problems", test_direct_runs_depthwise_problems},
+        {"direct tile must fit shared memory", test_direct_tile_must_fit_shared_memory},
+        {"refusals name their rule", test_refusals_name_their_rule},
         {"check on the real catalog", test_check_on_the_real_catalog},
         {"raster band rule and override", test_raster_band_rule_and_override},
         CU_TEST_INFO_NULL,

@@ -14,7 +14,7 @@ import unittest
 ROOT = pathlib.Path(os.environ.get("CONVCAT_SOURCE_ROOT") or pathlib.Path(__file__).resolve().parents[1])
 sys.path.insert(0, str(ROOT / "generator"))
 
-from convcat_gen import render, sm100, space, spec  # noqa: E402
+from convcat_gen import index, render, sm100, space, spec  # noqa: E402
 
 ONE = "sm100a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s4_c1x1_1sm"
 PAIR = "sm100a_fprop_2d_bf16_bf16_f32_bf16_128x256x64_s6_c2x1_2sm"
@@ -60,7 +60,7 @@ class Rules(unittest.TestCase):
             self.assertInvalid(variant(PAIR, op=op, tile_n=64), "per CTA of the pair")
             self.assertValid(variant(PAIR, op=op, tile_n=128))
         self.assertInvalid(variant(ONE, schedule="coop"), "sm100a kernels are 1sm or 2sm")
-        self.assertInvalid(variant(ONE, arch="sm90a"), "schedule 1sm: coop, pingpong, swap or halo")
+        self.assertInvalid(variant(ONE, arch="sm90a"), "schedule 1sm: coop, pingpong, swap, halo, gather or direct")
 
     def test_umma_shapes(self):
         self.assertInvalid(variant(ONE, tile_m=64), "tile M 64")
@@ -106,8 +106,12 @@ class Rules(unittest.TestCase):
                 self.assertEqual((c.a_stage_bytes, c.b_stage_bytes, c.smem_bytes),
                                  (f.a_stage_bytes, f.b_stage_bytes, f.smem_bytes))
                 self.assertEqual(sm100.umma(k).tx_bytes, sm100.umma(dataclasses.replace(k, op="fprop")).tx_bytes)
-        self.assertTrue(space.dgrad_scatters(variant(ONE, op="dgrad")))   # runtime: cvc_dgrad_scatters
+        self.assertTrue(space.dgrad_scatters(variant(ONE, op="dgrad")))   # the index flag SCATTERS
         self.assertTrue(space.dgrad_scatters(variant(PAIR, op="dgrad")))
+        for k in (variant(ONE, op="dgrad"), variant(PAIR, op="dgrad")):
+            flags = space.index_values(k)["flags"]
+            self.assertTrue(flags & index.FLAG_BITS["SCATTERS"])
+            self.assertFalse(flags & index.FLAG_BITS["STRIDED_KERNEL"])   # sm100a: the phases run KEY itself
 
     def test_mn_major_stage_layout(self):
         """Where the TMA boxes put an MN-major operand's element (mn, k) in a stage
@@ -173,14 +177,14 @@ class Rules(unittest.TestCase):
     def test_index_fields_match_the_runtime_formulas(self):
         """The runtime computes TMA boxes from these fields as it does for sm90a entries."""
         valid, _ = spec.load(ROOT / "catalog" / "specs" / "default.spec")
-        ours = [k for k in valid if k.arch == "sm100a"]
+        ours = [k for k in valid if k.arch == "sm100a" and space.family(k) == "tma"]
         self.assertGreaterEqual(len(ours), 20)
         self.assertEqual({k.op for k in ours}, {"fprop", "dgrad", "wgrad"})
         for k in ours:
             c = space.derive(k)
             self.assertEqual(c.threads, 192)
             ta, tb = space.mn_major(k)
-            # tests/test_sm100.c (sm100_entry) mirrors these formulas
+            # the index records these boxes; tests/test_sm100.c checks the runtime's descriptors from them
             self.assertEqual((c.a_box_rows, c.a_box_cols),
                              (k.tile_k // k.cluster_n, 64) if ta else (k.tile_m // k.cluster_n, k.tile_k))
             if not tb:

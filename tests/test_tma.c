@@ -84,7 +84,7 @@ static void test_output_descriptor(void)
         p.pad_lo[2] = p.pad_hi[2] = 1;
         const uint64_t m = 3 * (uint64_t)p.h * 100, ob = e.k.out == CONVCAT_F32 ? 4 : 2;
         cvc_tiled_desc y;
-        cvc_tma_output(&e, &p, 1, &y);
+        cvc_tma_output(&e, unit_view(&p), 1, &y);
         CU_ASSERT_EQUAL(y.rank, 2);
         CU_ASSERT_EQUAL(y.elem_bytes, (int)ob);
         ASSERT_U64S(y.dims, 24, m);                  /* K innermost, then the output pixels */
@@ -102,7 +102,7 @@ static void test_output_descriptor(void)
         p.a_type = p.b_type = p.out_type = CONVCAT_BF16;
         p.n = 2, p.h = 8, p.w = 8, p.c = 64, p.k = 320;
         cvc_tiled_desc y;
-        cvc_tma_output(&e, &p, 1, &y);
+        cvc_tma_output(&e, unit_view(&p), 1, &y);
         ASSERT_U64S(y.dims, 320, 128);
         ASSERT_U64S(y.box, 32, 64);
         CU_ASSERT_EQUAL(y.swizzle_bytes, 64);
@@ -116,7 +116,7 @@ static void test_output_descriptor(void)
         p.n = 3, p.h = 7, p.w = 100, p.c = 32, p.k = 24, p.s = 3, p.r = 3;
         p.pad_lo[2] = p.pad_hi[2] = p.pad_lo[1] = p.pad_hi[1] = 1;
         cvc_tiled_desc y;
-        cvc_tma_output(&e, &p, 4, &y);
+        cvc_tma_output(&e, unit_view(&p), 4, &y);
         CU_ASSERT_EQUAL(y.rank, 3);
         CU_ASSERT_EQUAL(y.elem_bytes, 4);
         ASSERT_U64S(y.dims, 24, 3 * 7 * 100, 4);
@@ -131,7 +131,7 @@ static void test_output_descriptor(void)
     convcat_problem_init(&p);
     p.k = 256;
     cvc_tiled_desc y;
-    cvc_tma_output(&e, &p, 1, &y);
+    cvc_tma_output(&e, unit_view(&p), 1, &y);
     char why[160];
     CU_ASSERT_FALSE(cvc_tiled_desc_valid(&y, why, sizeof why));
     UNIT_ASSERT_MENTIONS(why, "swizzle span");
@@ -150,7 +150,7 @@ static void test_dgrad_2d_descriptors(void)
     p.pad_lo[1] = 1, p.pad_lo[2] = 2, p.pad_hi[1] = 3, p.pad_hi[2] = 4, p.dilation[1] = 2;
     /* Forward output: P = 10 + 4 - 5 + 1 = 10, Q = 12 + 6 - 5 + 1 = 14. */
     cvc_operand_desc a, b;
-    cvc_tma_operands(&e, &p, &a, &b);
+    cvc_tma_operands(&e, unit_view(&p), &a, &b);
     CU_ASSERT_TRUE(a.im2col);
     CU_ASSERT_FALSE(b.im2col);
     ASSERT_U64S(a.i.dims, 24, 14, 10, 2);            /* dy: K, Q, P, N */
@@ -169,7 +169,7 @@ static void test_dgrad_2d_descriptors(void)
     CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a.i, NULL, 0));
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b.t, NULL, 0));
     cvc_tiled_desc y;
-    cvc_tma_output(&e, &p, 1, &y);
+    cvc_tma_output(&e, unit_view(&p), 1, &y);
     ASSERT_U64S(y.dims, 48, 2 * 10 * 12);           /* dx: C, N*H*W */
 }
 
@@ -210,7 +210,7 @@ static void test_dgrad_tf32_descriptors(void)
     p.n = 2, p.h = 10, p.w = 12, p.c = 48, p.k = 24, p.r = 3, p.s = 5;
     p.pad_lo[1] = p.pad_hi[1] = 1, p.pad_lo[2] = p.pad_hi[2] = 2;
     cvc_operand_desc a, b;
-    cvc_tma_operands(&e, &p, &a, &b);
+    cvc_tma_operands(&e, unit_view(&p), &a, &b);
     CU_ASSERT_TRUE(a.im2col);
     CU_ASSERT_FALSE(b.im2col);
     CU_ASSERT_EQUAL(b.t.elem_bytes, 4);
@@ -232,17 +232,17 @@ static void test_dgrad_stride_phases(void)
     convcat_problem_init(&p);
     p.op = CONVCAT_DGRAD, p.dims = 1;
     p.n = 2, p.w = 10, p.c = 16, p.k = 24, p.s = 3, p.pad_lo[2] = p.pad_hi[2] = 1, p.stride[2] = 2;
-    CU_ASSERT_EQUAL(cvc_dgrad_phase_count(&p), 2);
+    CU_ASSERT_EQUAL(unit_view(&p)->phases, 2);
     cvc_dgrad_phase ph;
-    cvc_dgrad_phase_at(&p, 0, &ph);
+    cvc_dgrad_phase_at(unit_view(&p), 0, &ph);
     const cvc_phase_axis *w = &ph.axis[0];
     ASSERT_INTS(((int[]){w->ph, w->pixels, w->taps, w->tap0, w->tap_step, w->dil, w->lower, w->upper}),
                 0, 5, 1, 1, 2, 1, 0, 0);
-    cvc_dgrad_phase_at(&p, 1, &ph);
+    cvc_dgrad_phase_at(unit_view(&p), 1, &ph);
     ASSERT_INTS(((int[]){w->ph, w->pixels, w->taps, w->tap0, w->tap_step, w->dil, w->lower, w->upper}),
                 1, 5, 2, 2, 2, 1, 0, 0);
     cvc_im2col_desc a;
-    cvc_tma_dgrad_a(&e, &p, &ph, &a);
+    cvc_tma_dgrad_a(&e, unit_view(&p), &ph, &a);
     ASSERT_U64S(a.dims, 24, 5, 2);                   /* dy: K, Q, N */
     ASSERT_INTS(a.lower, 0);
     ASSERT_U64S(a.max_offset, 1);                    /* two taps, one dy pixel apart */
@@ -251,24 +251,24 @@ static void test_dgrad_stride_phases(void)
     /* Dilation 2 and stride 2: odd dx pixels get no tap (dx = beta * C there), even
      * ones all three, one dy pixel apart.  W 9, S 3, pad 2: Q 5. */
     p.w = 9, p.dilation[2] = 2, p.pad_lo[2] = p.pad_hi[2] = 2;
-    cvc_dgrad_phase_at(&p, 0, &ph);
+    cvc_dgrad_phase_at(unit_view(&p), 0, &ph);
     ASSERT_INTS(((int[]){w->ph, w->pixels, w->taps, w->tap0, w->tap_step, w->dil, w->lower, w->upper}),
                 0, 5, 3, 2, 1, 1, -1, -1);
-    cvc_dgrad_phase_at(&p, 1, &ph);
+    cvc_dgrad_phase_at(unit_view(&p), 1, &ph);
     CU_ASSERT_EQUAL(w->pixels, 4);
     CU_ASSERT_EQUAL(w->taps, 0);
     /* Unit stride is one phase: the filter turned around. */
     p.stride[2] = 1;
-    CU_ASSERT_EQUAL(cvc_dgrad_phase_count(&p), 1);
-    cvc_dgrad_phase_at(&p, 0, &ph);
+    CU_ASSERT_EQUAL(unit_view(&p)->phases, 1);
+    cvc_dgrad_phase_at(unit_view(&p), 0, &ph);
     ASSERT_INTS(((int[]){w->pixels, w->taps, w->tap0, w->tap_step, w->dil, w->lower}), 9, 3, 2, 1, 2, 2 - 4);
     /* 2D, stride 2 x 3 over a 5 x 4 dx: phases for every residue with pixels, W fastest. */
     convcat_problem q;
     convcat_problem_init(&q);
     q.op = CONVCAT_DGRAD, q.n = 1, q.h = 5, q.w = 2, q.c = 8, q.k = 8, q.r = 3, q.s = 3;
     q.pad_lo[1] = q.pad_hi[1] = q.pad_lo[2] = q.pad_hi[2] = 1, q.stride[1] = 2, q.stride[2] = 3;
-    CU_ASSERT_EQUAL(cvc_dgrad_phase_count(&q), 2 * 2);   /* W 2 < stride 3: residues 0, 1 */
-    cvc_dgrad_phase_at(&q, 3, &ph);
+    CU_ASSERT_EQUAL(unit_view(&q)->phases, 2 * 2);   /* W 2 < stride 3: residues 0, 1 */
+    cvc_dgrad_phase_at(unit_view(&q), 3, &ph);
     CU_ASSERT_EQUAL(ph.axis[0].ph, 1);
     CU_ASSERT_EQUAL(ph.axis[1].ph, 1);
     CU_ASSERT_EQUAL(ph.axis[1].pixels, 2);
@@ -288,7 +288,7 @@ static void test_wgrad_3d_descriptors(void)
         p.pad_lo[i] = p.pad_hi[i] = 1;
     p.stride[2] = 2;   /* Q = (7 + 2 - 3) / 2 + 1 = 4 */
     cvc_operand_desc a, b;
-    cvc_tma_operands(&e, &p, &a, &b);
+    cvc_tma_operands(&e, unit_view(&p), &a, &b);
     CU_ASSERT_FALSE(a.im2col);
     CU_ASSERT_TRUE(b.im2col);
     ASSERT_U64S(a.t.dims, 40, 2 * 5 * 6 * 4);        /* dy: K, N*Z*P*Q */
@@ -302,7 +302,7 @@ static void test_wgrad_3d_descriptors(void)
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&a.t, NULL, 0));
     CU_ASSERT_TRUE(cvc_im2col_desc_valid(&b.i, NULL, 0));
     cvc_tiled_desc y;
-    cvc_tma_output(&e, &p, 1, &y);
+    cvc_tma_output(&e, unit_view(&p), 1, &y);
     CU_ASSERT_EQUAL(y.rank, 3);
     CU_ASSERT_EQUAL(y.elem_bytes, 2);
     ASSERT_U64S(y.dims, 16, 27, 40);                 /* dw: C, T*R*S, K */
@@ -311,11 +311,11 @@ static void test_wgrad_3d_descriptors(void)
     /* C a multiple of 64: GEMM N runs flat over T*R*S*C, the output is (T*R*S*C, 1, K). */
     convcat_problem q = p;
     q.c = 128;
-    cvc_tma_output(&e, &q, 1, &y);
+    cvc_tma_output(&e, unit_view(&q), 1, &y);
     ASSERT_U64S(y.dims, 27 * 128, 1, 40);
     ASSERT_U64S(y.box, 64, 1, 64);
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
-    cvc_tma_output(&e, &p, 5, &y);
+    cvc_tma_output(&e, unit_view(&p), 5, &y);
     CU_ASSERT_EQUAL(y.rank, 4);
     CU_ASSERT_EQUAL(y.elem_bytes, 4);
     ASSERT_U64S(y.dims, 16, 27, 40, 5);              /* f32 partial sums, one slice per split */
@@ -325,17 +325,17 @@ static void test_wgrad_3d_descriptors(void)
     /* Grouped (K == C = 128, 16 groups of 8): x and dy as ungrouped, over all channels; dw is
      * (c, T*R*S, K), its map's box no wider than c (the kernel stores the diagonal blocks itself). */
     q.k = 128, q.groups = 16;
-    cvc_tma_operands(&e, &q, &a, &b);
+    cvc_tma_operands(&e, unit_view(&q), &a, &b);
     ASSERT_U64S(a.t.dims, 128, 2 * 5 * 6 * 4);
     ASSERT_U64S(b.i.dims, 128, 7, 6, 5, 2);
     CU_ASSERT_EQUAL(b.i.channels_per_pixel, 64);
-    cvc_tma_output(&e, &q, 1, &y);
+    cvc_tma_output(&e, unit_view(&q), 1, &y);
     ASSERT_U64S(y.dims, 8, 27, 128);
     ASSERT_U64S(y.strides, 16, 16 * 27);
     ASSERT_U64S(y.box, 8, 1, 64);
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
     /* Its split-K slices hold whole f32 tiles over all channels: (C, T*R*S, K, splits). */
-    cvc_tma_output(&e, &q, 3, &y);
+    cvc_tma_output(&e, unit_view(&q), 3, &y);
     CU_ASSERT_EQUAL(y.rank, 4);
     CU_ASSERT_EQUAL(y.elem_bytes, 4);
     ASSERT_U64S(y.dims, 128, 27, 128, 3);
@@ -343,7 +343,7 @@ static void test_wgrad_3d_descriptors(void)
     ASSERT_U64S(y.box, 32, 1, 64, 1);
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
     q.groups = 2;   /* c = 64: a whole 128-byte box */
-    cvc_tma_output(&e, &q, 1, &y);
+    cvc_tma_output(&e, unit_view(&q), 1, &y);
     ASSERT_U64S(y.dims, 64, 27, 128);
     ASSERT_U64S(y.box, 64, 1, 64);
 }
@@ -360,7 +360,7 @@ static void test_wgrad_tf32_descriptors(void)
     p.n = 2, p.h = 6, p.w = 7, p.c = 36, p.k = 40, p.r = 3, p.s = 3;
     p.pad_lo[1] = p.pad_hi[1] = p.pad_lo[2] = p.pad_hi[2] = 1;
     cvc_operand_desc a, b;
-    cvc_tma_operands(&e, &p, &a, &b);
+    cvc_tma_operands(&e, unit_view(&p), &a, &b);
     CU_ASSERT_EQUAL(a.t.elem_bytes, 4);
     ASSERT_U64S(a.t.dims, 40, 2 * 6 * 7);            /* dy: K, N*P*Q */
     ASSERT_U64S(a.t.box, 32, 32);                    /* 32 filters x 32 pixels */
@@ -370,11 +370,11 @@ static void test_wgrad_tf32_descriptors(void)
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&a.t, NULL, 0));
     CU_ASSERT_TRUE(cvc_im2col_desc_valid(&b.i, NULL, 0));
     cvc_tiled_desc y;
-    cvc_tma_output(&e, &p, 1, &y);
+    cvc_tma_output(&e, unit_view(&p), 1, &y);
     ASSERT_U64S(y.dims, 36, 9, 40);                  /* C = 36: per tap, dw as (C, R*S, K) */
     p.c = 32;
-    CU_ASSERT_TRUE(cvc_wgrad_flat(&e, &p));
-    cvc_tma_output(&e, &p, 1, &y);
+    CU_ASSERT_TRUE(cvc_wgrad_flat(&e, unit_view(&p)));
+    cvc_tma_output(&e, unit_view(&p), 1, &y);
     ASSERT_U64S(y.dims, 9 * 32, 1, 40);
     ASSERT_U64S(y.box, 32, 1, 64);
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
@@ -420,7 +420,7 @@ static void test_halo_descriptors(void)
     p.n = 3, p.h = 56, p.w = 54, p.c = 72, p.k = 136, p.r = 3, p.s = 3;
     p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1;
     cvc_operand_desc a, b;
-    cvc_tma_operands(&e, &p, &a, &b);
+    cvc_tma_operands(&e, unit_view(&p), &a, &b);
     CU_ASSERT_FALSE(a.im2col);
     CU_ASSERT_FALSE(b.im2col);
     CU_ASSERT_EQUAL(a.t.rank, 4);
@@ -433,16 +433,18 @@ static void test_halo_descriptors(void)
     ASSERT_U64S(b.t.dims, 72, 3, 3, 136);            /* C, S, R, K */
     ASSERT_U64S(b.t.box, 64, 1, 1, 64);
     cvc_tiled_desc y;
-    cvc_tma_output(&e, &p, 1, &y);
+    cvc_tma_output(&e, unit_view(&p), 1, &y);
     CU_ASSERT_EQUAL(y.rank, 4);
     ASSERT_U64S(y.dims, 136, 54, 56, 3);             /* K, Q, P, N */
     ASSERT_U64S(y.box, 64, 8, 14, 1);               /* a chunk: 14 of the block's 28 rows */
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
     /* The persistent grid walks every image's blocks: 2 of 28 rows x 7 of 8 columns. */
-    cvc_gemm g;
-    CU_ASSERT_EQUAL(cvc_problem_gemm(&p, &g, NULL, 0), CONVCAT_OK);
+    const cvc_view *v = unit_view(&p);   /* the GEMM view: M pixels, N filters, K taps x channels */
+    CU_ASSERT_TRUE(v->gemm.m == 3 * 56 * 54 && v->gemm.n == 136 && v->gemm.k == 9 * 72);
+    CU_ASSERT_TRUE(v->out[1] == 56 && v->out[2] == 54 && v->pixels == 3 * 56 * 54 && v->taps == 9);
+    CU_ASSERT_TRUE(cvc_has(&e, CVC_F_HALO) && e.halo_cols == 8 && e.halo_reach == 2 && e.halo_tile_rows == 30);
     int64_t tm, tn;
-    cvc_cluster_tiles(&e, &p, &g, &tm, &tn);
+    cvc_cluster_tiles(&e, unit_view(&p), &tm, &tn);
     CU_ASSERT_EQUAL(tm, 3 * 2 * 7);
     CU_ASSERT_EQUAL(tn, 3);
 }
@@ -466,33 +468,31 @@ static void test_tile_k_128_descriptors(void)
     ASSERT_U64S(b.box, 64, 1, 1, 64);                /* one span x tile N / cluster M */
     CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a, NULL, 0));
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b, NULL, 0));
-    cvc_gemm g;
-    CU_ASSERT_EQUAL(cvc_problem_gemm(&p, &g, NULL, 0), CONVCAT_OK);
-    CU_ASSERT_EQUAL(cvc_k_iters(&e, &p, &g), 9 * 2);   /* taps x 128-channel blocks (200: 2) */
+    CU_ASSERT_EQUAL(cvc_k_iters(&e, unit_view(&p)), 9 * 2);   /* taps x 128-channel blocks (200: 2) */
 
     const cvc_entry d = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x128_s2_c2x1_coop");
     convcat_problem q = p;
     q.op = CONVCAT_DGRAD;
     cvc_operand_desc da, db;
-    cvc_tma_operands(&d, &q, &da, &db);
+    cvc_tma_operands(&d, unit_view(&q), &da, &db);
     CU_ASSERT_EQUAL(da.i.channels_per_pixel, 64);    /* dy: one span of its K channels */
     CU_ASSERT_EQUAL(da.i.pixels_per_column, 128);
     ASSERT_U64S(db.t.box, 64, 1, 1, 64);             /* 64 channels x 128 / cluster M rows of K */
     CU_ASSERT_TRUE(cvc_im2col_desc_valid(&da.i, NULL, 0));
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&db.t, NULL, 0));
-    CU_ASSERT_EQUAL(cvc_problem_gemm(&q, &g, NULL, 0), CONVCAT_OK);
-    CU_ASSERT_EQUAL(cvc_k_iters(&d, &q, &g), 9 * 1);   /* K = 24: one block, zero-filled past 24 */
+    CU_ASSERT_EQUAL(unit_view(&q)->gemm.k, 9 * 24);   /* dgrad: taps x dy's K */
+    CU_ASSERT_EQUAL(cvc_k_iters(&d, unit_view(&q)), 9 * 1);   /* K = 24: one block, zero-filled past 24 */
 
     const cvc_entry w = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x128_s3_c1x1_coop");
     q.op = CONVCAT_WGRAD;
-    cvc_tma_operands(&w, &q, &da, &db);
+    cvc_tma_operands(&w, unit_view(&q), &da, &db);
     ASSERT_U64S(da.t.box, 64, 128);                  /* dy: 64 filters x 128 pixels */
     CU_ASSERT_EQUAL(db.i.channels_per_pixel, 64);
     CU_ASSERT_EQUAL(db.i.pixels_per_column, 128);    /* x: 128 pixels of a 64-channel column */
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&da.t, NULL, 0));
     CU_ASSERT_TRUE(cvc_im2col_desc_valid(&db.i, NULL, 0));
-    CU_ASSERT_EQUAL(cvc_problem_gemm(&q, &g, NULL, 0), CONVCAT_OK);
-    CU_ASSERT_EQUAL(cvc_k_iters(&w, &q, &g), (2 * 10 * 12 + 127) / 128);
+    CU_ASSERT_EQUAL(unit_view(&q)->gemm.k, 2 * 10 * 12);   /* wgrad: the output pixels */
+    CU_ASSERT_EQUAL(cvc_k_iters(&w, unit_view(&q)), (2 * 10 * 12 + 127) / 128);
 }
 
 static void test_fprop_3d_descriptors(void)
@@ -526,7 +526,7 @@ static void test_fprop_3d_descriptors(void)
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b, NULL, 0));
 }
 
-/* Element sizes other than 2: 8-bit and tf32 entries of the space. */
+/* Element sizes other than 2: 8-bit (sm100a; sm90a has no fp8 kernels) and tf32 entries of the space. */
 static void test_fprop_element_sizes(void)
 {
     const struct {
@@ -534,7 +534,7 @@ static void test_fprop_element_sizes(void)
         convcat_dtype ab;
         int bytes;
     } cases[] = {
-        {"sm90a_fprop_2d_e4m3_e4m3_f32_bf16_128x128x128_s4_c1x1_coop", CONVCAT_E4M3, 1},
+        {"sm100a_fprop_2d_e4m3_e4m3_f32_bf16_128x256x128_s4_c2x1_2sm", CONVCAT_E4M3, 1},
         {"sm90a_fprop_2d_tf32_tf32_f32_f32_128x128x32_s4_c1x1_coop", CONVCAT_TF32, 4},
     };
     for (size_t i = 0; i < CVC_ARRAY_LEN(cases); ++i) {

@@ -127,55 +127,53 @@ static inline int unit_main(const char *suite, CU_TestInfo *tests, CU_Initialize
 }
 
 #ifdef CONVCAT_INTERNAL_H
-/* An index entry for `key` with the fields pack.py derives from a key (TMA
- * boxes from the tile and cluster, 128-byte swizzle, 384 threads), so any
- * kernel of the space can be tested, not only those of the built catalog. */
+/* The index entry of `key` from the test index ($CONVCAT_UNIT_INDEX: a catalog that
+ * catalog/pack.py --keys-from made of every valid key literal in tests/test_*.c, fields as the
+ * generator derives them, no code), so any kernel of the space can be tested, not only those
+ * of the built catalog.  A key the generator rejects is not in it: the test fails. */
 static inline cvc_entry unit_entry(const char *key)
 {
+    static convcat_catalog *index;
     cvc_entry e;
     memset(&e, 0, sizeof e);
-    snprintf(e.key, sizeof e.key, "%s", key);
-    char why[192];
-    if (!cvc_key_parse(key, &e.k, why, sizeof why)) {
-        printf("\n    bad test key %s: %s", key, why);
-        CU_FAIL_FATAL("bad test key");
+    if (!index) {
+        const char *path = unit_env_path("CONVCAT_UNIT_INDEX");
+        if (!path || convcat_open(path, &index) != CONVCAT_OK) {
+            printf("\n    cannot open the test index: %s", convcat_last_error());
+            CU_FAIL_FATAL("no test index");
+        }
     }
-    e.threads = 384;
-    e.smem_bytes = 100000;
-    e.registers = 168;
-    /* As space.derive: MN-major operands (dgrad B, wgrad A and B) load 64-wide
-     * columns of a slice of the stage's K rows; K-major ones a 128-byte row of K
-     * (sm90a tile K 128 of f16/bf16: one load per 128-byte span, two a stage). */
-    const int swz = 128 / cvc_dtype_bytes(e.k.a), span = e.k.tile_k < swz ? e.k.tile_k : swz;
-    const bool mn_b = e.k.op == CONVCAT_WGRAD || (e.k.op == CONVCAT_DGRAD && e.k.a != CONVCAT_TF32);
-    e.a_box_cols = e.k.op == CONVCAT_WGRAD ? swz : span;
-    e.b_box_cols = mn_b ? swz : span;
-    /* The box rows of a cluster shape: the preferred one, and a dynamic cluster's fallback. */
-    for (int fb = 0; fb < 1 + cvc_key_dynamic(&e.k); ++fb) {
-        const int cm = fb ? e.k.fallback_m : e.k.cluster_m, cn = fb ? e.k.fallback_n : e.k.cluster_n;
-        int a_rows = e.k.op == CONVCAT_WGRAD ? e.k.tile_k / cn : e.k.tile_m / cn;
-        int b_rows = mn_b ? e.k.tile_k / cm : e.k.tile_n / cm;
-        if (mn_b && e.k.schedule == CONVCAT_2SM)   /* sm100.boxes: all K rows of a pair's half of N */
-            b_rows = e.k.tile_k;
-        if (e.k.schedule == CONVCAT_HALO)   /* space.derive: the input tile's rows */
-            a_rows = cvc_halo_tile_rows(&e.k);
-        *(fb ? &e.fb_a_box_rows : &e.a_box_rows) = a_rows;
-        *(fb ? &e.fb_b_box_rows : &e.b_box_rows) = b_rows;
+    size_t i;
+    if (convcat_find(index, key, &i) != CONVCAT_OK) {
+        printf("\n    %s is not in the test index (not a valid kernel?)", key);
+        CU_FAIL_FATAL("key not in the test index");
     }
-    /* As space.y_row_bytes: a chunk row is 128 bytes, or 64 where a sm90a warpgroup's row
-     * is not whole 128-byte spans (tile N 160 of f16/bf16). */
-    const int ob = e.k.out == CONVCAT_F32 ? 4 : 2;
-    const bool sm90 = e.k.arch == CONVCAT_ARCH_SM90A;
-    e.y_box_rows = 64;
-    if (e.k.schedule == CONVCAT_HALO)   /* space.halo_chunk_rows: the most rows <= 14 dividing the block's, even */
-        for (int r = 14, rows = e.k.tile_m / CVC_HALO_COLS; r > 0; --r)
-            if (rows % r == 0 && r % 2 == 0) {
-                e.y_box_rows = r * CVC_HALO_COLS;
-                break;
-            }
-    e.y_box_cols = (sm90 && cvc_sm90_wg_n(&e.k) * ob % 128 ? 64 : 128) / ob;
-    e.swizzle_bytes = 128;
+    e = index->entries[i];
+    e.code = NULL, e.code_size = 0;
     return e;
+}
+
+/* The view of a problem (a ring of views, so that a few can be alive at once); the problem
+ * must be valid. */
+static inline const cvc_view *unit_view(const convcat_problem *p)
+{
+    static cvc_view ring[16];
+    static unsigned next;
+    cvc_view *v = &ring[next++ % 16];
+    char why[192];
+    if (cvc_view_make(p, v, why, sizeof why) != CONVCAT_OK) {
+        printf("\n    invalid test problem: %s", why);
+        CU_FAIL("invalid test problem");
+    }
+    return v;
+}
+
+/* cvc_check_entry on a problem, refused with the view's reason where the problem itself is invalid. */
+static inline convcat_status unit_check(const cvc_entry *e, const convcat_problem *p, char *why, size_t n)
+{
+    cvc_view v;
+    const convcat_status st = cvc_view_make(p, &v, why, n);
+    return st != CONVCAT_OK ? st : cvc_check_entry(e, &v, why, n, NULL);
 }
 
 /* A small padded 3x3(x3) problem of `dims` dimensions: N 2, C = K = 64, 16 (x 16 (x 8)) pixels. */
@@ -201,7 +199,7 @@ static inline void unit_fprop_descs(const cvc_entry *e, const convcat_problem *p
                                     cvc_tiled_desc *b)
 {
     cvc_operand_desc da, db;
-    cvc_tma_operands(e, p, &da, &db);
+    cvc_tma_operands(e, unit_view(p), &da, &db);
     CU_ASSERT_TRUE(da.im2col);
     CU_ASSERT_FALSE(db.im2col);
     *a = da.i;

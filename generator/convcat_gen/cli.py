@@ -105,10 +105,11 @@ def cmd_explain(args) -> int:
     if not ok:
         print(f"{key.name()}: invalid: {why}")
         return 1
-    print(f"{key.name()}: valid")
-    for f in dataclasses.fields(space.Config):
+    print(f"{key.name()}: valid ({space.family(key)} family)")
+    cfg = space.derive(key)
+    for f in dataclasses.fields(cfg):
         if f.name != "key":
-            print(f"  {f.name:16s} {getattr(space.derive(key), f.name)}")
+            print(f"  {f.name:16s} {getattr(cfg, f.name)}")
     if key.arch == "sm100a":   # the tcgen05 side: MMA shape, TMEM columns, barrier counts
         u = sm100.umma(key)
         for f in dataclasses.fields(u):
@@ -120,12 +121,7 @@ def cmd_explain(args) -> int:
 def cmd_index(args) -> int:
     """The catalog index fields of a spec's kernels, as JSON (for the packer and tests)."""
     valid, _ = _select(args)
-    rows = []
-    for k in valid:
-        d = dataclasses.asdict(space.derive(k))
-        d["key"] = k.name()
-        d.update({f.name: getattr(k, f.name) for f in dataclasses.fields(space.Key)})
-        rows.append(d)
+    rows = [space.index_values(k) for k in valid]
     json.dump(rows, sys.stdout, indent=1, sort_keys=True)
     print()
     return 0

@@ -19,8 +19,9 @@ ARCHES = ("sm90a", "sm100a")
 OPS = ("fprop", "dgrad", "wgrad")
 DIMS = (1, 2, 3)
 DTYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2")
-SCHEDULES = ("coop", "pingpong", "1sm", "2sm", "swap", "halo")   # sm90a: coop, pingpong, swap, halo;
-                                                                 # sm100a: 1sm, 2sm (sm100.py)
+SCHEDULES = ("coop", "pingpong", "1sm", "2sm", "swap", "halo", "gather", "direct")
+# sm90a: coop, pingpong, swap, halo; sm100a: 1sm, 2sm (sm100.py); both arches: gather (gather.py,
+# any groups and channel counts) and direct (direct.py, depthwise).
 TILE_MN = (64, 128, 160, 192, 256)
 TILE_K = (32, 64, 128)
 STAGES = tuple(range(2, 9))
@@ -176,7 +177,20 @@ def _sm90_layout(key: Key):
     return "n", key.tile_m, key.tile_n // 2
 
 
-def derive(key: Key) -> Config:
+def family(key: Key) -> str:
+    """The kernel family of a key (index.FAMILY): how its kernel loads operands and launches."""
+    return key.schedule if key.schedule in ("gather", "direct") else "tma"
+
+
+def derive(key: Key):
+    """The key's derived configuration: a Config for the TMA families, gather.Config or
+    direct.Config for theirs."""
+    if family(key) == "gather":
+        from . import gather
+        return gather.derive(key)
+    if family(key) == "direct":
+        from . import direct
+        return direct.derive(key)
     if key.arch == "sm100a":
         from . import sm100
         return sm100.derive(key)
@@ -273,7 +287,7 @@ def splits_k(key: Key) -> bool:
 
     wgrad always (its K is every output pixel).  fprop when its warpgroups hold
     fewer than 128 accumulators: a second (partial) epilogue beside 128 spills
-    (ptxas).  runtime/src/internal.h, cvc_splits_k, is the same rule.
+    (ptxas).  The index records it (flag SPLITS_K).
     """
     if key.arch != "sm90a":
         return key.op == "wgrad"
@@ -352,32 +366,10 @@ def groups_wgrad(key: Key) -> bool:
     tile N), so it holds whole c x c diagonal blocks and stores only those;
     and no other CTA may share its B (x at the M tile's channels) along
     cluster M (cluster M 1, which also rules out sm100a 2sm pairs, whose
-    CTAs share B).  runtime/src/internal.h, cvc_groups_wgrad, is the same rule.
+    CTAs share B).  The index records it (groups_mode "diagonal"), and the
+    runtime's rules read that.
     """
     return key.op == "wgrad" and key.tile_m == key.tile_n and key.cluster_m == 1
-
-
-def why_not_grouped(key: Key, k: int, c: int, groups: int) -> str | None:
-    """Why a kernel cannot run a problem of K filters, C channels and `groups`
-    groups (None: it can).  The C runtime refuses with the same sentences
-    (runtime/src/problem.c, check_groups); both are tested on the same cases."""
-    if groups == 1:
-        return None
-    if key.op != "wgrad":
-        return f"groups = {groups}: only wgrad kernels run grouped problems (fprop and dgrad take groups = 1)"
-    if not groups_wgrad(key):
-        return (f"groups = {groups}: grouped wgrad needs a kernel of tile M == tile N and cluster M 1 "
-                f"(this one is {key.tile_m}x{key.tile_n}, cluster {key.cluster_m}x{key.cluster_n})")
-    if k != c:
-        return f"groups = {groups}: grouped wgrad needs K == C (K = {k}, C = {c})"
-    if c % groups:
-        return f"groups = {groups} does not divide C = {c}"
-    cg = c // groups
-    if cg not in GROUP_CHANNELS:
-        return f"C / groups = {cg} channels per group: grouped wgrad takes 8, 16, 32 or 64"
-    if key.tile_n % cg:
-        return f"C / groups = {cg} channels per group do not divide tile N {key.tile_n}"
-    return None
 
 
 def k_spans(key: Key) -> int:
@@ -432,6 +424,16 @@ def _why_invalid(key: Key) -> str | None:
     k = key
     if k.arch not in ARCHES:
         return f"unknown arch {k.arch}"
+    if k.op not in OPS:
+        return f"unknown op {k.op}"
+    if k.dims not in DIMS:
+        return f"dims {k.dims}: 1, 2 or 3 spatial dimensions"
+    if family(k) == "gather":
+        from . import gather
+        return gather.why_invalid(k)
+    if family(k) == "direct":
+        from . import direct
+        return direct.why_invalid(k)
     if k.arch == "sm100a":
         from . import sm100
         return sm100.why_invalid(k)
@@ -455,7 +457,7 @@ def _why_invalid(key: Key) -> str | None:
         return f"output {k.out}: an {k.a} kernel writes {k.a} or f32"
     # schedule
     if k.schedule not in ("coop", "pingpong", "swap", "halo"):
-        return f"schedule {k.schedule}: coop, pingpong, swap or halo"
+        return f"schedule {k.schedule}: coop, pingpong, swap, halo, gather or direct"
     if k.schedule == "swap":
         if k.op != "fprop" or k.a == "tf32" or k.out != k.a:
             return (f"schedule swap: fprop of f16/bf16 to the same type only (its epilogue transposes "
@@ -575,6 +577,77 @@ def product(arch=ARCHES, op=OPS, dims=DIMS, dtypes=None, tiles=None, stages=STAG
             for ar, o, d, dt, t, s, c, sc in itertools.product(
                 arch, op, dims, dtypes, tiles, stages, clusters, schedules)}
     return sorted(keys, key=Key.name)
+
+
+
+# ----------------------------------------------------------------------------
+# The catalog index: every field of a kernel's record but its code blob.
+
+# (arch, family) pairs whose kernels the GPU suite (tests/test_gpu.c) has executed.
+VERIFIED = {("sm90a", "tma")}
+
+
+def _lcm(a: int, b: int) -> int:
+    import math
+    return a * b // math.gcd(a, b)
+
+
+def _tma_capabilities(key: Key) -> dict:
+    """What the runtime's rules and planner read about a TMA-family kernel."""
+    cfg = derive(key)
+    sm90 = key.arch == "sm90a"
+    flags = []
+    if splits_k(key):
+        flags.append("SPLITS_K")
+    if dgrad_scatters(key):
+        flags += ["SCATTERS"] + (["STRIDED_KERNEL"] if sm90 else [])
+    if swaps_operands(key):
+        flags.append("SWAPS")
+    if halo_tiles(key):
+        flags.append("HALO")
+    if transposes_filter(key):
+        flags.append("TRANSPOSES_FILTER")
+    if groups_wgrad(key) and sm90:
+        flags.append("GROUPED_SPLITS")
+    if sm90:
+        flags.append("CHAINED")
+    out_align = 16 // ELEM_BYTES[key.out]
+    mma_n = key.tile_m if swaps_operands(key) else cfg.wg_n
+    return dict(family="tma", flags=tuple(flags), acc_regs=cfg.acc_regs, wg_n=cfg.wg_n if sm90 else 0,
+                mma_n=mma_n, c_align=_lcm(16 // ELEM_BYTES[key.a], out_align), k_align=_lcm(8, out_align),
+                max_stride=8, groups_mode="diagonal" if groups_wgrad(key) else "none",
+                group_c_mask=sum(1 << (c.bit_length() - 1) for c in GROUP_CHANNELS) if groups_wgrad(key) else 0,
+                halo_cols=HALO_COLS if halo_tiles(key) else 0, halo_reach=HALO_REACH if halo_tiles(key) else 0,
+                halo_tile_rows=halo_tile_rows(key) if halo_tiles(key) else 0,
+                a_stage_bytes=cfg.a_stage_bytes, b_stage_bytes=cfg.b_stage_bytes, epi_bytes=cfg.epi_bytes,
+                a_box_rows=cfg.a_box_rows, a_box_cols=cfg.a_box_cols, b_box_rows=cfg.b_box_rows,
+                b_box_cols=cfg.b_box_cols, swizzle_bytes=SWIZZLE_BYTES, y_box_rows=cfg.y_box_rows,
+                y_box_cols=cfg.y_box_cols, fb_a_box_rows=cfg.fb_a_box_rows, fb_b_box_rows=cfg.fb_b_box_rows,
+                smem_bytes=cfg.smem_bytes, threads=cfg.threads)
+
+
+def index_values(key: Key) -> dict:
+    """The index record's fields of `key` (index.RECORD) but for registers and the code blob."""
+    from . import index
+    fam = family(key)
+    if fam == "gather":
+        from . import gather
+        caps = gather.capabilities(key)
+    elif fam == "direct":
+        from . import direct
+        caps = direct.capabilities(key)
+    else:
+        caps = _tma_capabilities(key)
+    flags = caps.pop("flags") + (("VERIFIED",) if (key.arch, fam) in VERIFIED else ())
+    vals = {name: 0 for name, _, _ in index.RECORD}
+    vals.update(caps)
+    vals.update(key=key.name(), arch=index.ARCH[key.arch], op=index.OP[key.op], dims=key.dims,
+                a=index.DTYPE[key.a], b=index.DTYPE[key.b], acc=index.DTYPE[key.acc], out=index.DTYPE[key.out],
+                schedule=index.SCHEDULE[key.schedule], tile_m=key.tile_m, tile_n=key.tile_n, tile_k=key.tile_k,
+                stages=key.stages, cluster_m=key.cluster_m, cluster_n=key.cluster_n, fallback_m=key.fallback_m,
+                fallback_n=key.fallback_n, family=index.FAMILY[fam],
+                flags=sum(index.FLAG_BITS[f] for f in flags), groups_mode=index.GROUPS_MODE[caps["groups_mode"]])
+    return vals
 
 
 def _self_check():

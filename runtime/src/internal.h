@@ -1,4 +1,19 @@
-/* internal.h: what the runtime's modules share and the public header hides. */
+/* internal.h: what the runtime's modules share and the public header hides.
+ *
+ * The modules, each using only those above it:
+ *   error.c, crc32.c, key.c, driver.c   messages, checksums, the key grammar, the driver
+ *   catalog.c                           the catalog file: open, verify, index, load code
+ *   problem.c                           a problem resolved once (cvc_view)
+ *   tma.c                               TMA descriptor parameters and limits; dgrad stride phases
+ *   gather.c, direct.c                  the gather and direct families: rules, model, launch
+ *   rules.c                             can a kernel run a problem (convcat_check)
+ *   query.c                             the time model and the ranking (convcat_query)
+ *   plan.c                              plans and launches (convcat_plan_*)
+ *   tune.c                              autotuning and its cache
+ * Every fact of the kernel space (what a kernel can do, its helper kernels, its geometry)
+ * comes from the catalog index (cvc_entry), which the generator wrote: nothing here
+ * restates a rule of generator/convcat_gen/.
+ */
 #ifndef CONVCAT_INTERNAL_H
 #define CONVCAT_INTERNAL_H
 
@@ -6,24 +21,27 @@
 #include <stdarg.h>
 #include <stdbool.h>
 
-#include "catalog_format.h"
 #include "convcat.h"
 #include "convcat_kernel_abi.h"
+#include "cvc_index_layout.h"
 
 #define CVC_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- errors (error.c) ----------------------------------------------------- */
 
 /* Record `fmt` as this thread's convcat_last_error() and return `status`. */
-convcat_status cvc_fail(convcat_status status, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+convcat_status cvc_fail(convcat_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cvc_set_cuda_error(int result);
 /* snprintf into a caller's optional buffer. */
 void cvc_say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+uint32_t cvc_crc32(const void *data, size_t size);
+
 /* ---- sizes --------------------------------------------------------------- */
 
 int cvc_dtype_bytes(convcat_dtype t);
+
+static inline int64_t cvc_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Multiply-and-shift division by d >= 1, exact for 0 <= x < 2^31:
  * x / d == (umulhi(x, m[0]) + x) >> m[1] (Granlund and Montgomery). */
@@ -63,21 +81,32 @@ bool cvc_dynamic_cluster_valid(const cvc_key *k, char *why, size_t why_size);
 
 /* ---- catalog (catalog.c) -------------------------------------------------- */
 
+/* One index record (generator/convcat_gen/index.py says what each field holds). */
 typedef struct cvc_entry {
     char key[CVC_KEY_BYTES];
     cvc_key k;
+    int family;                 /* CVC_FAMILY_* */
     int threads, smem_bytes, registers;
     int a_box_rows, a_box_cols, b_box_rows, b_box_cols, y_box_rows, y_box_cols, swizzle_bytes;
     int fb_a_box_rows, fb_b_box_rows;   /* dynamic cluster: the fallback shape's box rows (0: static) */
+    uint32_t flags;             /* CVC_F_* */
+    int acc_regs, wg_n, mma_n;
+    int c_align, k_align, max_stride, groups_mode;
+    uint32_t group_c_mask;
+    int halo_cols, halo_reach, halo_tile_rows;
+    int vec_mask, block_vec, block_strip, max_taps;
+    int a_stage_bytes, b_stage_bytes, epi_bytes;
     const uint8_t *code;
     size_t code_size;
     /* Lazily loaded code (context-independent CUlibrary / CUkernel). */
     void *library;
     void *kernel;
-    void *helper;        /* wgrad: KEY_reduce, the split-K reduction; dgrad: KEY_fill, a tap-less phase */
-    void *transpose;     /* tf32 dgrad: KEY_transpose, the filter's K-major copy */
-    void *strided;       /* sm90a scattering dgrad: KEY_strided, the kernel of a stride phase */
+    void *helper;        /* KEY_reduce (split-K), KEY_fill (a tap-less stride phase) */
+    void *transpose;     /* KEY_transpose: tf32 dgrad's K-major filter copy */
+    void *strided;       /* KEY_strided: sm90a stride phases */
 } cvc_entry;
+
+static inline bool cvc_has(const cvc_entry *e, uint32_t flag) { return (e->flags & flag) != 0; }
 
 struct convcat_catalog {
     uint8_t *data;       /* the whole file, mapped or copied */
@@ -102,102 +131,38 @@ static inline cvc_entry cvc_entry_fallback(const cvc_entry *e)
     return f;
 }
 
-/* Load the entry's code once; *kernel_out is a CUkernel (and e->helper, for wgrad and dgrad). */
+/* Load the entry's code once; *kernel_out is a CUkernel (and its helpers, as its flags say). */
 convcat_status cvc_entry_kernel(convcat_catalog *cat, cvc_entry *e, void **kernel_out);
 
-/* ---- problems and rules (problem.c) -------------------------------------- */
+/* ---- a problem, resolved once (problem.c) --------------------------------- */
 
-/* Extents of the GEMM the kernel runs, derived from a problem. */
+/* Extents of the dense GEMM a TMA-family kernel runs. */
 typedef struct cvc_gemm {
     int64_t m, n, k;          /* fprop: N*Z*P*Q, K, T*R*S*C; dgrad: N*D*H*W, C, T*R*S*K;
-                                 wgrad: K, T*R*S*C, N*Z*P*Q */
-    int64_t pixels;           /* N*Z*P*Q: the forward output's pixels */
-    int64_t taps;             /* T*R*S */
-    int z, p, q;              /* forward output extents */
+                                 wgrad: K, T*R*S*C/groups, N*Z*P*Q */
 } cvc_gemm;
 
-convcat_status cvc_problem_gemm(const convcat_problem *p, cvc_gemm *g, char *why, size_t why_size);
+/* Everything the rules, the model and the planner derive from a problem, computed by
+ * cvc_view_make at the start of convcat_check, convcat_query and convcat_plan_create. */
+typedef struct cvc_view {
+    convcat_problem p;
+    int in[3], filt[3];       /* D, H, W and T, R, S */
+    int out[3];               /* Z, P, Q: the forward output's extents */
+    int64_t pixels;           /* N*Z*P*Q */
+    int64_t in_pixels;        /* N*D*H*W */
+    int64_t taps;             /* T*R*S */
+    int64_t reach[3];         /* (filter - 1) * dilation per axis */
+    int cg, kg;               /* channels and filters per group */
+    int a_bytes, b_bytes, out_bytes;
+    bool strided;             /* a stride > 1 */
+    int phases;               /* dgrad: stride phases that have dx pixels (1 at unit stride) */
+    cvc_gemm gemm;
+} cvc_view;
 
-static inline int64_t cvc_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* Resolve `p`; false (CONVCAT_ERR_UNSUPPORTED, with the reason) if its extents are invalid. */
+convcat_status cvc_view_make(const convcat_problem *p, cvc_view *v, char *why, size_t why_size);
 
-/* Stages of K per tile: fprop and dgrad, whole channel blocks of the im2col
- * operand (C, or dy's K) for every filter tap; wgrad, blocks of pixels. */
-static inline int64_t cvc_k_iters(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g)
-{
-    switch (e->k.op) {
-    case CONVCAT_DGRAD: return g->taps * cvc_ceil_div(p->k, e->k.tile_k);
-    case CONVCAT_WGRAD: return cvc_ceil_div(g->pixels, e->k.tile_k);
-    default: return g->taps * cvc_ceil_div(p->c, e->k.tile_k);
-    }
-}
-
-/* Wgrad's GEMM N is T*R*S*C.  With C a multiple of a 128-byte column (64
- * 16-bit channels) every TMA column box lies within one filter tap and tiles
- * run over it flat; otherwise each tile is a channel block of one tap.  A
- * grouped wgrad is never flat: its tile is one tap of the M tile's channels. */
-static inline bool cvc_wgrad_flat(const cvc_entry *e, const convcat_problem *p)
-{
-    return p->groups == 1 && p->c % (e->swizzle_bytes / cvc_dtype_bytes(p->b_type)) == 0;
-}
-
-/* Can a wgrad kernel run grouped problems (groups > 1, K == C)?  Its tile is
- * Tile_M filters by the same Tile_N channels (tile M == tile N: whole c x c
- * diagonal blocks), and no CTA shares its B, x at the M tile's channels,
- * along cluster M (cluster M 1; no sm100a 2sm pair).  space.groups_wgrad. */
-static inline bool cvc_groups_wgrad(const cvc_key *k)
-{
-    return k->op == CONVCAT_WGRAD && k->tile_m == k->tile_n && k->cluster_m == 1;
-}
-
-/* Tiles along GEMM N: grouped wgrad, one per filter tap. */
-static inline int64_t cvc_tiles_n(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g)
-{
-    if (e->k.op == CONVCAT_WGRAD && !cvc_wgrad_flat(e, p))
-        return g->taps * (p->groups > 1 ? 1 : cvc_ceil_div(p->c, e->k.tile_n));
-    return cvc_ceil_div(g->n, e->k.tile_n);
-}
-
-/* Schedule halo (space.halo_tiles): a tile is tile_m / CVC_HALO_COLS output rows x CVC_HALO_COLS
- * columns of one image, and its input tile reaches CVC_HALO_REACH pixels further down and right. */
-#define CVC_HALO_COLS 8
-#define CVC_HALO_REACH 2
-
-/* A halo kernel's input tile: its rows (space.derive's a_box_rows) and its pixels per row. */
-static inline int cvc_halo_tile_rows(const cvc_key *k) { return k->tile_m / CVC_HALO_COLS + CVC_HALO_REACH; }
-#define CVC_HALO_TILE_COLS (CVC_HALO_COLS + CVC_HALO_REACH)
-
-/* Tiles along GEMM M: runs of tile_m pixels, or (halo) output blocks of every image. */
-static inline int64_t cvc_tiles_m(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g)
-{
-    if (e->k.schedule == CONVCAT_HALO)
-        return (int64_t)p->n * g->z * cvc_ceil_div(g->p, e->k.tile_m / CVC_HALO_COLS) * cvc_ceil_div(g->q, CVC_HALO_COLS);
-    return cvc_ceil_div(g->m, e->k.tile_m);
-}
-
-/* Cluster tiles along GEMM M and N: what the persistent grid walks (times wgrad's splits). */
-static inline void cvc_cluster_tiles(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, int64_t *m,
-                                     int64_t *n)
-{
-    *m = cvc_ceil_div(cvc_tiles_m(e, p, g), e->k.cluster_m);
-    *n = cvc_ceil_div(cvc_tiles_n(e, p, g), e->k.cluster_n);
-}
-
-/* Split-K (query.c; wgrad and the fprop kernels of cvc_splits_k): the number of slices of the K loop that
- * minimizes the time model's waves x (stages per slice + a tile's fixed cost)
- * plus the reduction's traffic on `sms` SMs, each slice at least 8 stages
- * long; *split_iters is the stages per slice.  1 for dgrad and sm100a grouped wgrad. */
-int cvc_splits(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, int sms, int *split_iters);
-
-/* Device scratch a plan with `splits` slices needs: the f32 partial sums, of whole tiles
- * (grouped wgrad: (C, T*R*S, K), every group's channels, not only the diagonal blocks). */
-static inline size_t cvc_workspace_bytes(const convcat_problem *p, const cvc_gemm *g, int splits)
-{
-    const size_t n = p->op == CONVCAT_WGRAD && p->groups > 1 ? (size_t)g->taps * (size_t)p->c : (size_t)g->n;
-    return splits > 1 ? (size_t)splits * (size_t)g->m * n * sizeof(float) : 0;
-}
-convcat_status cvc_check_entry(const cvc_entry *e, const convcat_problem *p, char *why, size_t why_size);
-
-/* ---- TMA descriptor parameters (tma.c), pure C, tested on the CPU -------- */
+/* ---- TMA descriptor parameters and stride phases (tma.c), pure C, tested on the CPU -- */
 
 typedef struct cvc_im2col_desc {
     int rank;                 /* 3, 4, 5 */
@@ -238,83 +203,8 @@ typedef struct cvc_dgrad_phase {
     cvc_phase_axis axis[3];   /* W, H, D */
 } cvc_dgrad_phase;
 
-/* tf32 dgrad reads B from a K-major copy of the filter, (T, R, S, C, K) with K
- * innermost, that KEY_transpose writes into the workspace first
- * (space.transposes_filter). */
-static inline bool cvc_transposes_filter(const cvc_key *k)
-{
-    return k->op == CONVCAT_DGRAD && k->a == CONVCAT_TF32;
-}
-
-/* wgmma's operands swapped, M = the filters, N = the tile's pixels (space.swaps_operands): the
- * sm90a schedules swap and halo. */
-static inline bool cvc_swaps_operands(const cvc_key *k)
-{
-    return k->schedule == CONVCAT_SWAP || k->schedule == CONVCAT_HALO;
-}
-
-/* One consumer warpgroup's columns of an sm90a tile, as space.derive splits
- * it: pingpong and coop of tile M >= 128 keep whole rows, coop of tile M 64
- * halves them; swap and halo give each warpgroup 64 filters (all of tile N 64,
- * half of 128). */
-static inline int cvc_sm90_wg_n(const cvc_key *k)
-{
-    if (cvc_swaps_operands(k))
-        return 64;
-    return k->schedule == CONVCAT_PINGPONG || k->tile_m >= 128 ? k->tile_n : k->tile_n / 2;
-}
-
-/* f32 accumulators per consumer thread of an sm90a kernel, as space.derive
- * splits the tile between its two warpgroups (coop) or not (pingpong; swap
- * keeps every pixel of the tile in each warpgroup). */
-static inline int cvc_sm90_acc_regs(const cvc_key *k)
-{
-    if (cvc_swaps_operands(k))
-        return k->tile_m / 2;   /* one m64 atom of filters over all the tile's pixels (wgmma N) */
-    const bool whole_rows = k->schedule == CONVCAT_PINGPONG;
-    const int wg_m = whole_rows ? k->tile_m : k->tile_m >= 128 ? k->tile_m / 2 : k->tile_m;
-    return (wg_m / 64) * (cvc_sm90_wg_n(k) / 2);
-}
-
-/* Can the kernel split its K loop (f32 partial sums, KEY_reduce)?  wgrad
- * always; sm90a fprop with fewer than 128 accumulators per thread
- * (space.splits_k: a second epilogue beside 128 spills), but for swap and
- * halo (their transposing epilogue has no f32 form). */
-static inline bool cvc_splits_k(const cvc_key *k)
-{
-    if (k->op == CONVCAT_WGRAD)
-        return true;
-    return k->op == CONVCAT_FPROP && k->arch == CONVCAT_ARCH_SM90A && !cvc_swaps_operands(k) &&
-           cvc_sm90_acc_regs(k) < 128;
-}
-
-/* Does a dgrad kernel carry the strided (row-scattering) epilogue?  Not an
- * sm90a one whose warpgroups hold 128 accumulators (space.dgrad_scatters:
- * ptxas spills there). */
-static inline bool cvc_dgrad_scatters(const cvc_key *k)
-{
-    if (k->op != CONVCAT_DGRAD)
-        return false;
-    return k->arch != CONVCAT_ARCH_SM90A || cvc_sm90_acc_regs(k) < 128;
-}
-
-/* The stride phases of a dgrad problem that have dx pixels (at most 8*8*8;
- * 0 for an invalid problem), and phase `index` of them, W fastest. */
-int cvc_dgrad_phase_count(const convcat_problem *p);
-void cvc_dgrad_phase_at(const convcat_problem *p, int index, cvc_dgrad_phase *out);
-/* The kernel parameters of one stride phase (plan.c): its grid, taps, dy corner,
- * scatter into dx, K loop and cluster tiles, over the rest of `k`. */
-void cvc_phase_params(const cvc_entry *e, const convcat_problem *p, const cvc_dgrad_phase *ph, cvc_params *k);
-/* The sm90a raster band of a plan's launch (cvc_params.raster_band; plan.c says the rule). */
-int cvc_raster_band(const cvc_entry *e, const convcat_problem *p, const cvc_params *k, int sms);
-/* Persistent grid (plan.c): CTAs for `fit` clusters of `cluster` CTAs at once, at most one per
- * cluster tile; a multiple of `cluster` (the preferred shape of a dynamic cluster, as the
- * driver requires).  Dynamic: `fit` counts the CTAs `active_fb` fallback clusters of `fallback`
- * CTAs place, in whole preferred clusters, when more than `active` preferred ones fit. */
-int cvc_grid_for(const cvc_params *k, int64_t fit, int cluster);
-int64_t cvc_dynamic_fit(int active, int active_fb, int cluster, int fallback);
-/* The im2col map of dy for one phase. */
-void cvc_tma_dgrad_a(const cvc_entry *e, const convcat_problem *p, const cvc_dgrad_phase *ph, cvc_im2col_desc *a);
+/* Phase `index` of the view's dgrad problem (0 <= index < v->phases), W fastest. */
+void cvc_dgrad_phase_at(const cvc_view *v, int index, cvc_dgrad_phase *out);
 
 /* One GEMM operand's tensor map: im2col (the activations) or tiled. */
 typedef struct cvc_operand_desc {
@@ -323,23 +213,101 @@ typedef struct cvc_operand_desc {
     cvc_tiled_desc t;
 } cvc_operand_desc;
 
-/* The operand descriptors of an entry for a problem (pointers come at run time):
+/* The operand descriptors of a TMA entry for a problem (pointers come at run time):
  * fprop  A = x im2col, B = w tiled (C, S, R, T, K), box rows of K
  * dgrad  A = dy im2col (the filter turned around; the first stride phase's), B = w tiled, box rows of dy's K
  * wgrad  A = dy tiled (K, N*Z*P*Q), B = x im2col */
-void cvc_tma_operands(const cvc_entry *e, const convcat_problem *p, cvc_operand_desc *a, cvc_operand_desc *b);
+void cvc_tma_operands(const cvc_entry *e, const cvc_view *v, cvc_operand_desc *a, cvc_operand_desc *b);
+/* The im2col map of dy for one phase. */
+void cvc_tma_dgrad_a(const cvc_entry *e, const cvc_view *v, const cvc_dgrad_phase *ph, cvc_im2col_desc *a);
 /* The output as the epilogue's TMA store sees it: fprop and dgrad a 2D
  * (GEMM N, GEMM M) tensor, wgrad dw as 3D (C, T*R*S, K) or, with split-K,
  * the f32 workspace as 4D (C, T*R*S, K, splits); boxes of the entry's output box. */
-void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, int splits, cvc_tiled_desc *y);
+void cvc_tma_output(const cvc_entry *e, const cvc_view *v, int splits, cvc_tiled_desc *y);
 /* Every TMA limit, with a reason for the first one broken. */
 bool cvc_im2col_desc_valid(const cvc_im2col_desc *d, char *why, size_t why_size);
 bool cvc_tiled_desc_valid(const cvc_tiled_desc *d, char *why, size_t why_size);
 
-/* ---- query heuristic (query.c) ------------------------------------------- */
+/* TMA-family geometry: wgrad's tiles over T*R*S*C run flat when C is whole column boxes;
+ * the K loop's stages; tiles along M (halo: output blocks) and N; cluster tiles. */
+bool cvc_wgrad_flat(const cvc_entry *e, const cvc_view *v);
+int64_t cvc_k_iters(const cvc_entry *e, const cvc_view *v);
+int64_t cvc_tiles_m(const cvc_entry *e, const cvc_view *v);
+int64_t cvc_tiles_n(const cvc_entry *e, const cvc_view *v);
+void cvc_cluster_tiles(const cvc_entry *e, const cvc_view *v, int64_t *m, int64_t *n);
+/* The kernel parameters of one stride phase: its grid, taps, dy corner, scatter into dx,
+ * K loop and cluster tiles, over the rest of `k`. */
+void cvc_phase_params(const cvc_entry *e, const cvc_view *v, const cvc_dgrad_phase *ph, cvc_params *k);
+/* Device scratch a TMA plan with `splits` slices needs: the f32 partial sums, of whole tiles
+ * (grouped wgrad: (C, T*R*S, K), every group's channels, not only the diagonal blocks). */
+size_t cvc_workspace_bytes(const cvc_view *v, int splits);
 
+/* ---- the gather and direct families (gather.c, direct.c) -------------------- */
+
+/* The family's rules (after the common ones of rules.c); CONVCAT_OK or a reason. */
+convcat_status cvc_gather_rules(const cvc_entry *e, const cvc_view *v, char *why, size_t why_size);
+convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why, size_t why_size);
+/* Predicted microseconds on `sms` SMs. */
+double cvc_gather_predict_us(const cvc_entry *e, const cvc_view *v, int sms);
+double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms);
+
+/* A launch of a pointer-family kernel: its grid, block, shared memory and parameters. */
+typedef struct cvc_launch {
+    unsigned grid, block, smem;
+    union {
+        cvc_gather_params g;
+        cvc_direct_params d;
+    } u;
+} cvc_launch;
+
+/* The launches of a plan (dgrad: one per stride phase), without pointers and scalars;
+ * `count` of them at most `cap` (NULL: count only); the workspace and the reduction's grid. */
+typedef struct cvc_launches {
+    int count;
+    cvc_launch *l;
+    size_t workspace_bytes;
+    unsigned reduce_grid;     /* 0: no reduction */
+} cvc_launches;
+convcat_status cvc_gather_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out);
+convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out);
+
+/* ---- rules (rules.c) ------------------------------------------------------ */
+
+/* Which rule refused a kernel: the query shows first the reasons of the kernels closest
+ * to the problem, the rule that refuses most of them first. */
+typedef enum cvc_rule {
+    CVC_RULE_NONE = 0,
+    CVC_RULE_OP, CVC_RULE_DIMS, CVC_RULE_TYPES,   /* the kernel is of another kind */
+    CVC_RULE_EXTENTS, CVC_RULE_MODE, CVC_RULE_GROUPS, CVC_RULE_STRIDE, CVC_RULE_CHANNELS,
+    CVC_RULE_INDEX, CVC_RULE_TMA, CVC_RULE_TILE, CVC_RULE_FILTER, CVC_RULE_SMEM,
+    CVC_RULE_COUNT
+} cvc_rule;
+
+/* Can entry e run the problem?  CONVCAT_OK, or CONVCAT_ERR_UNSUPPORTED with the reason and
+ * (rule_out, may be NULL) the rule. */
+convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why, size_t why_size,
+                               cvc_rule *rule_out);
+
+/* ---- query (query.c) ------------------------------------------------------ */
+
+/* Split-K of a TMA kernel (wgrad and the fprop kernels of SPLITS_K): the number of slices of
+ * the K loop that minimizes the time model's waves x (stages per slice + a tile's fixed cost)
+ * plus the reduction's traffic on `sms` SMs, each slice at least 8 stages long; *split_iters
+ * is the stages per slice.  1 for kernels that do not split. */
+int cvc_splits(const cvc_entry *e, const cvc_view *v, int sms, int *split_iters);
+/* The sm90a raster band of a plan's launch (cvc_params.raster_band; plan.c says the rule). */
+int cvc_raster_band(const cvc_entry *e, const cvc_view *v, const cvc_params *k, int sms);
 /* Predicted microseconds of entry e on a problem that passed its rules. */
-double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sm_count);
+double cvc_predict_us(const cvc_entry *e, const cvc_view *v, int sm_count);
+
+/* ---- plans (plan.c) ------------------------------------------------------- */
+
+/* Persistent grid: CTAs for `fit` clusters of `cluster` CTAs at once, at most one per
+ * cluster tile; a multiple of `cluster` (the preferred shape of a dynamic cluster, as the
+ * driver requires).  Dynamic: `fit` counts the CTAs `active_fb` fallback clusters of `fallback`
+ * CTAs place, in whole preferred clusters, when more than `active` preferred ones fit. */
+int cvc_grid_for(const cvc_params *k, int64_t fit, int cluster);
+int64_t cvc_dynamic_fit(int active, int active_fb, int cluster, int fallback);
 
 /* ---- autotune cache (tune.c) --------------------------------------------- */
 
@@ -354,6 +322,5 @@ bool cvc_tune_cache_get(convcat_tune_cache *c, uint32_t catalog_id, convcat_arch
  * after two warm-up launches). */
 convcat_status cvc_time_plan(const convcat_plan *plan, const convcat_tensors *t, void *stream, int iters,
                              double *ms);
-
 
 #endif

@@ -123,8 +123,9 @@ void cvc_log_plan(const convcat_catalog *cat, const convcat_problem *p, const co
         }
         free(c);
     } else {
-        snprintf(why, sizeof why, "chosen by the caller (entry %zu), predicted %.1f us", info.index,
-                 cvc_predict_us(e, p, sms));
+        cvc_view v;
+        const double us = cvc_view_make(p, &v, NULL, 0) == CONVCAT_OK ? cvc_predict_us(e, &v, sms) : 0.0;
+        snprintf(why, sizeof why, "chosen by the caller (entry %zu), predicted %.1f us", info.index, us);
     }
     cvc_log("plan: %s (catalog %08x) for %s: %s; grid %d CTAs, clusters of %d, %d threads, %d bytes shared "
             "memory, %zu bytes workspace",

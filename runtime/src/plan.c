@@ -24,6 +24,8 @@ struct convcat_plan {
     size_t index;
     const cvc_entry *e;
     convcat_problem problem;
+    cvc_view view;
+    cvc_launches pointer;        /* gather and direct: their launches (grid, block, parameters) */
     cvc_params params;           /* everything but the pointers and scalars of a run */
     cvc_operand_desc a, b;
     cvc_operand_desc a_fb, b_fb; /* dynamic cluster: the fallback shape's operand maps */
@@ -110,41 +112,14 @@ static convcat_status check_device(const cvc_driver *drv, const cvc_entry *e, CU
     return CONVCAT_OK;
 }
 
-/* A dgrad stride phase: the dense problem over the taps that reach it, on its
- * pixel grid, rows scattered into dx when the stride is > 1. */
-void cvc_phase_params(const cvc_entry *e, const convcat_problem *p, const cvc_dgrad_phase *ph, cvc_params *k)
+static void fill_params(const cvc_entry *e, const cvc_view *v, int sms, cvc_params *k)
 {
-    const cvc_phase_axis *w = &ph->axis[0], *h = &ph->axis[1], *d = &ph->axis[2];
-    const int64_t taps = (int64_t)w->taps * h->taps * d->taps;
-    k->gemm_m = (int32_t)((int64_t)p->n * w->pixels * h->pixels * d->pixels);
-    k->k_iters = k->split_iters = (int32_t)(taps * cvc_ceil_div(p->k, e->k.tile_k));
-    k->splits = 1;
-    k->out_q = w->pixels, k->out_p = h->pixels, k->out_z = d->pixels;
-    k->stride_w = k->stride_h = k->stride_d = 1;
-    k->pad_w = -w->lower, k->pad_h = -h->lower, k->pad_d = -d->lower;
-    k->dil_w = w->dil, k->dil_h = h->dil, k->dil_d = d->dil;
-    k->filt_s = w->taps ? w->taps : 1, k->filt_r = h->taps ? h->taps : 1, k->filt_t = d->taps ? d->taps : 1;
-    k->tap0_w = w->tap0, k->tap0_h = h->tap0, k->tap0_d = d->tap0;
-    k->tap_step_w = w->tap_step, k->tap_step_h = h->tap_step, k->tap_step_d = d->tap_step;
-    k->ph_w = w->ph, k->ph_h = h->ph, k->ph_d = d->ph;
-    k->out_step_w = p->stride[2], k->out_step_h = p->stride[1], k->out_step_d = p->stride[0];
-    k->dx_w = p->w, k->dx_h = p->h, k->dx_d = p->d;
-    cvc_divider((uint32_t)k->out_q, k->div_q);
-    cvc_divider((uint32_t)k->out_q * (uint32_t)k->out_p, k->div_pq);
-    cvc_divider((uint32_t)k->out_q * (uint32_t)k->out_p * (uint32_t)k->out_z, k->div_zpq);
-    k->cluster_tiles_m = (int32_t)cvc_ceil_div(cvc_ceil_div(k->gemm_m, e->k.tile_m), e->k.cluster_m);
-    k->cluster_tiles_n = (int32_t)cvc_ceil_div(cvc_ceil_div(p->c, e->k.tile_n), e->k.cluster_n);
-}
-
-static void fill_params(const cvc_entry *e, const convcat_problem *p, int sms, cvc_params *k)
-{
-    cvc_gemm g;
-    cvc_problem_gemm(p, &g, NULL, 0);   /* checked by the rules before */
+    const convcat_problem *p = &v->p;
     memset(k, 0, sizeof *k);
-    k->gemm_m = (int32_t)g.m;
-    k->k_iters = (int32_t)cvc_k_iters(e, p, &g);
-    k->splits = cvc_splits(e, p, &g, sms, &k->split_iters);
-    k->out_q = g.q, k->out_p = g.p, k->out_z = g.z;
+    k->gemm_m = (int32_t)v->gemm.m;
+    k->k_iters = (int32_t)cvc_k_iters(e, v);
+    k->splits = cvc_splits(e, v, sms, &k->split_iters);
+    k->out_q = v->out[2], k->out_p = v->out[1], k->out_z = v->out[0];
     k->stride_w = p->stride[2], k->stride_h = p->stride[1], k->stride_d = p->stride[0];
     k->pad_w = p->pad_lo[2], k->pad_h = p->pad_lo[1], k->pad_d = p->pad_lo[0];
     k->dil_w = p->dilation[2], k->dil_h = p->dilation[1], k->dil_d = p->dilation[0];
@@ -159,9 +134,9 @@ static void fill_params(const cvc_entry *e, const convcat_problem *p, int sms, c
         /* Flat: GEMM N is T*R*S*C; per tap: C, with chan_tiles tiles per tap.  Grouped: dw is
          * (K, T*R*S, c), a tile per tap (chan_tiles 1) over the M tile's channels. */
         k->channels = p->c;
-        k->ldy = g.n;   /* T*R*S*C (grouped: T*R*S*c) */
-        k->gemm_n = cvc_wgrad_flat(e, p) ? (int32_t)g.n : p->c;
-        k->chan_tiles = cvc_wgrad_flat(e, p) ? 0 : p->groups > 1 ? 1 : (int32_t)cvc_ceil_div(p->c, e->k.tile_n);
+        k->ldy = v->gemm.n;   /* T*R*S*C (grouped: T*R*S*c) */
+        k->gemm_n = cvc_wgrad_flat(e, v) ? (int32_t)v->gemm.n : p->c;
+        k->chan_tiles = cvc_wgrad_flat(e, v) ? 0 : p->groups > 1 ? 1 : (int32_t)cvc_ceil_div(p->c, e->k.tile_n);
         k->group_channels = p->groups > 1 ? p->c / p->groups : 0;
         break;
     default:
@@ -170,7 +145,7 @@ static void fill_params(const cvc_entry *e, const convcat_problem *p, int sms, c
         k->ldy = p->k;
     }
     int64_t tiles_m, tiles_n;
-    cvc_cluster_tiles(e, p, &g, &tiles_m, &tiles_n);
+    cvc_cluster_tiles(e, v, &tiles_m, &tiles_n);
     k->cluster_tiles_m = (int32_t)tiles_m;
     k->cluster_tiles_n = (int32_t)tiles_n;
     k->tap_step_w = k->tap_step_h = k->tap_step_d = 1;
@@ -178,10 +153,10 @@ static void fill_params(const cvc_entry *e, const convcat_problem *p, int sms, c
     k->dx_w = p->w, k->dx_h = p->h, k->dx_d = p->d;
     if (e->k.op == CONVCAT_DGRAD) {
         cvc_dgrad_phase ph;
-        cvc_dgrad_phase_at(p, 0, &ph);
-        cvc_phase_params(e, p, &ph, k);
+        cvc_dgrad_phase_at(v, 0, &ph);
+        cvc_phase_params(e, v, &ph, k);
     }
-    k->raster_band = cvc_raster_band(e, p, k, sms);
+    k->raster_band = cvc_raster_band(e, v, k, sms);
 }
 
 /* The sm90a raster band (cvc_params.raster_band): tile rows the persistent schedule walks column
@@ -194,8 +169,9 @@ static void fill_params(const cvc_entry *e, const convcat_problem *p, int sms, c
 #define RASTER_BAND 8
 #define RASTER_L2_BYTES (25 << 20)   /* half the H100/H200 L2 */
 
-int cvc_raster_band(const cvc_entry *e, const convcat_problem *p, const cvc_params *k, int sms)
+int cvc_raster_band(const cvc_entry *e, const cvc_view *v, const cvc_params *k, int sms)
 {
+    const convcat_problem *p = &v->p;
     const char *env = getenv("CONVCAT_RASTER_BAND");
     const int rows = k->cluster_tiles_m > 1 ? k->cluster_tiles_m : 1;
     if (env && *env) {
@@ -207,7 +183,7 @@ int cvc_raster_band(const cvc_entry *e, const convcat_problem *p, const cvc_para
     if (e->k.arch != CONVCAT_ARCH_SM90A || e->k.op == CONVCAT_WGRAD)
         return 1;
     const int64_t wave = sms / (e->k.cluster_m * e->k.cluster_n);
-    const double filter_bytes = (double)p->k * p->t * p->r * p->s * (p->c / p->groups) * cvc_dtype_bytes(p->b_type);
+    const double filter_bytes = (double)p->k * v->taps * v->cg * v->b_bytes;
     if (2 * (int64_t)k->cluster_tiles_n <= wave || filter_bytes <= RASTER_L2_BYTES)
         return 1;
     return RASTER_BAND < rows ? RASTER_BAND : rows;
@@ -222,7 +198,7 @@ int cvc_raster_band(const cvc_entry *e, const convcat_problem *p, const cvc_para
 static bool chained_launch(const cvc_entry *e)
 {
     const char *env = getenv("CONVCAT_PDL");
-    return e->k.arch == CONVCAT_ARCH_SM90A && !(env && strcmp(env, "0") == 0);
+    return cvc_has(e, CVC_F_CHAINED) && !(env && strcmp(env, "0") == 0);
 }
 
 /* Clusters of `ctas` CTAs that fit on the device at once (at least one, or a reason). */
@@ -274,9 +250,9 @@ int cvc_grid_for(const cvc_params *k, int64_t fit, int cluster)
 }
 
 /* Strided dgrad: a launch per stride phase (unit stride has one, in pl->params). */
-static convcat_status plan_phases(convcat_plan *pl, const convcat_problem *p, int64_t fit, int sms)
+static convcat_status plan_phases(convcat_plan *pl, const cvc_view *v, int64_t fit, int sms)
 {
-    const int n = pl->e->k.op == CONVCAT_DGRAD ? cvc_dgrad_phase_count(p) : 1;
+    const int n = pl->e->k.op == CONVCAT_DGRAD ? v->phases : 1;
     if (n <= 1)
         return CONVCAT_OK;
     pl->phase_a = calloc((size_t)n, sizeof *pl->phase_a);
@@ -290,12 +266,12 @@ static convcat_status plan_phases(convcat_plan *pl, const convcat_problem *p, in
     const cvc_entry f = cvc_entry_fallback(pl->e);
     for (int i = 0; i < n; ++i) {
         cvc_dgrad_phase ph;
-        cvc_dgrad_phase_at(p, i, &ph);
-        cvc_tma_dgrad_a(pl->e, p, &ph, &pl->phase_a[i]);
+        cvc_dgrad_phase_at(v, i, &ph);
+        cvc_tma_dgrad_a(pl->e, v, &ph, &pl->phase_a[i]);
         if (pl->fallback)
-            cvc_tma_dgrad_a(&f, p, &ph, &pl->phase_a_fb[i]);
+            cvc_tma_dgrad_a(&f, v, &ph, &pl->phase_a_fb[i]);
         pl->phase_params[i] = pl->params;
-        cvc_phase_params(pl->e, p, &ph, &pl->phase_params[i]);
+        cvc_phase_params(pl->e, v, &ph, &pl->phase_params[i]);
         pl->phase_params[i].reverse_tiles = i % 2;   /* sm90a: start on the dy the last phase read last */
         pl->phase_grid[i] = cvc_grid_for(&pl->phase_params[i], fit, pl->cluster);
     }
@@ -342,50 +318,72 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
         return st;
     const cvc_entry *e = &cat->entries[index];
     char why[192];
-    if (cvc_check_entry(e, p, why, sizeof why) != CONVCAT_OK)
+    cvc_view v;
+    if (cvc_view_make(p, &v, why, sizeof why) != CONVCAT_OK || cvc_check_entry(e, &v, why, sizeof why, NULL) != CONVCAT_OK)
         return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "%s cannot run the problem: %s", e->key, why);
     if ((st = check_device(drv, e, dev, arch)) != CONVCAT_OK)
         return st;
     void *kernel = NULL;
     if ((st = cvc_entry_kernel(cat, (cvc_entry *)e, &kernel)) != CONVCAT_OK)
         return st;
-    if (e->strided && cvc_dgrad_phase_count(p) > 1)   /* sm90a: the stride phases' own kernel */
+    if (e->strided && v.phases > 1)   /* sm90a: the stride phases' own kernel */
         kernel = e->strided;
-    st = cvc_cuda_check(drv->cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                  e->smem_bytes, (CUkernel)kernel, dev),
-                        "cuKernelSetAttribute(max dynamic shared memory)");
-    if (st != CONVCAT_OK)
-        return st;
     convcat_plan *pl = calloc(1, sizeof *pl);
     if (!pl)
         return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory making a plan");
     pl->index = index;
     pl->e = e;
     pl->problem = *p;
+    pl->view = v;
     pl->kernel = (CUkernel)kernel;
     pl->device = dev;
     pl->cluster = e->k.cluster_m * e->k.cluster_n;
     pl->fallback = e->k.fallback_m * e->k.fallback_n;
     pl->helper = (CUkernel)e->helper;
-    fill_params(e, p, sms, &pl->params);
-    cvc_tma_operands(e, p, &pl->a, &pl->b);
+    if (e->family != CVC_FAMILY_TMA) {   /* gather and direct: their launches, each its own shared memory */
+        st = e->family == CVC_FAMILY_GATHER ? cvc_gather_launches(e, &v, sms, &pl->pointer)
+                                            : cvc_direct_launches(e, &v, sms, &pl->pointer);
+        unsigned smem = 0;
+        for (int i = 0; st == CONVCAT_OK && i < pl->pointer.count; ++i)
+            smem = pl->pointer.l[i].smem > smem ? pl->pointer.l[i].smem : smem;
+        if (st == CONVCAT_OK)
+            st = cvc_cuda_check(drv->cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem,
+                                                          (CUkernel)kernel, dev),
+                                "cuKernelSetAttribute(max dynamic shared memory)");
+        if (st != CONVCAT_OK) {
+            convcat_plan_destroy(pl);
+            return st;
+        }
+        pl->workspace_bytes = pl->pointer.workspace_bytes;
+        pl->grid = pl->pointer.count ? (int)pl->pointer.l[0].grid : 0;
+        cvc_log_plan(cat, p, pl, picked);
+        *out = pl;
+        return CONVCAT_OK;
+    }
+    st = cvc_cuda_check(drv->cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                  e->smem_bytes, (CUkernel)kernel, dev),
+                        "cuKernelSetAttribute(max dynamic shared memory)");
+    if (st != CONVCAT_OK) {
+        convcat_plan_destroy(pl);
+        return st;
+    }
+    fill_params(e, &v, sms, &pl->params);
+    cvc_tma_operands(e, &v, &pl->a, &pl->b);
     if (pl->fallback) {
         const cvc_entry f = cvc_entry_fallback(e);
-        cvc_tma_operands(&f, p, &pl->a_fb, &pl->b_fb);
+        cvc_tma_operands(&f, &v, &pl->a_fb, &pl->b_fb);
     }
-    cvc_tma_output(e, p, pl->params.splits, &pl->y);
+    cvc_tma_output(e, &v, pl->params.splits, &pl->y);
     if (pl->params.splits > 1) {
-        cvc_gemm g;
-        cvc_problem_gemm(p, &g, NULL, 0);
-        pl->workspace_bytes = cvc_workspace_bytes(p, &g, pl->params.splits);
-        const int64_t blocks = cvc_ceil_div(g.m * g.n / 4, 256);
+        pl->workspace_bytes = cvc_workspace_bytes(&v, pl->params.splits);
+        const int64_t blocks = cvc_ceil_div(v.gemm.m * v.gemm.n / 4, 256);
         pl->helper_grid = (int)(blocks < 8 * sms ? blocks : 8 * sms);
     }
-    if (cvc_transposes_filter(&e->k))   /* tf32 dgrad: the filter's K-major copy */
-        pl->workspace_bytes = (size_t)p->k * (size_t)p->c * (size_t)p->t * p->r * p->s * sizeof(float);
+    if (cvc_has(e, CVC_F_TRANSPOSES_FILTER))   /* tf32 dgrad: the filter's K-major copy */
+        pl->workspace_bytes = (size_t)p->k * (size_t)p->c * (size_t)v.taps * sizeof(float);
     int64_t fit = 0;
     if ((st = clusters_that_fit(drv, pl, sms, &fit)) == CONVCAT_OK)
-        st = plan_phases(pl, p, fit, sms);
+        st = plan_phases(pl, &v, fit, sms);
     if (st != CONVCAT_OK) {
         convcat_plan_destroy(pl);
         return st;
@@ -415,6 +413,7 @@ void convcat_plan_destroy(convcat_plan *pl)
     free(pl->phase_a_fb);
     free(pl->phase_params);
     free(pl->phase_grid);
+    free(pl->pointer.l);
     free(pl);
 }
 
@@ -479,6 +478,44 @@ static convcat_status launch_helper(const cvc_driver *drv, void *kernel, const u
     return cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)kernel, args, NULL), what);
 }
 
+/* A gather or direct plan: its launches (dgrad: a stride phase each), then the reduction. */
+static convcat_status run_pointer(const cvc_driver *drv, const convcat_plan *pl, const convcat_tensors *t,
+                                  void *stream)
+{
+    const convcat_op op = pl->e->k.op;
+    const void *in_a = op == CONVCAT_FPROP ? t->x : t->y;
+    const void *in_b = op == CONVCAT_WGRAD ? t->x : t->w;
+    void *out = op == CONVCAT_FPROP ? t->y : op == CONVCAT_DGRAD ? (void *)t->x : (void *)t->w;
+    const void *c = t->beta != 0.0f ? t->c : NULL;
+    convcat_status st = CONVCAT_OK;
+    cvc_launch l = {0};
+    for (int i = 0; i < pl->pointer.count && st == CONVCAT_OK; ++i) {
+        l = pl->pointer.l[i];
+        if (pl->e->family == CVC_FAMILY_GATHER) {
+            cvc_gather_params *g = &l.u.g;
+            g->a = in_a, g->b = in_b, g->y = out, g->c = c, g->bias = t->bias, g->workspace = (float *)t->workspace;
+            g->alpha = t->alpha, g->beta = t->beta, g->activation = (int32_t)t->activation;
+        } else {
+            cvc_direct_params *d = &l.u.d;
+            /* direct: fprop in = x, w = filters; dgrad in = dy, w = filters; wgrad in = x, w = dy */
+            d->in = op == CONVCAT_DGRAD ? t->y : t->x;
+            d->w = op == CONVCAT_WGRAD ? t->y : t->w;
+            d->y = out, d->c = c, d->bias = t->bias, d->workspace = (float *)t->workspace;
+            d->alpha = t->alpha, d->beta = t->beta, d->activation = (int32_t)t->activation;
+        }
+        CUlaunchConfig cfg = {.gridDimX = l.grid, .gridDimY = 1, .gridDimZ = 1, .blockDimX = l.block,
+                              .blockDimY = 1, .blockDimZ = 1, .sharedMemBytes = l.smem, .hStream = (CUstream)stream};
+        void *args[] = {&l.u};
+        if (l.grid)
+            st = cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
+    }
+    if (st != CONVCAT_OK || !pl->pointer.reduce_grid)
+        return st;
+    const unsigned grid[3] = {pl->pointer.reduce_grid, 1, 1};
+    void *rargs[] = {&l.u};   /* the last launch's parameters: its pointers, scalars and slices */
+    return launch_helper(drv, pl->helper, grid, 256, 1, rargs, stream, false, "split-K reduction");
+}
+
 convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t, void *stream)
 {
     if (!pl || !t)
@@ -513,11 +550,13 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
         return cvc_fail(CONVCAT_ERR_NO_DEVICE, "the plan was made for device %d; the current device is %d",
                         (int)pl->device, (int)dev);
 
+    if (pl->e->family != CVC_FAMILY_TMA)
+        return run_pointer(drv, pl, t, stream);
     /* Operands and output in forward terms: fprop x, w -> y; dgrad y (dy), w -> x (dx);
      * wgrad y (dy), x -> w (dw). */
     const convcat_problem *p = &pl->problem;
     const void *in_a = op == CONVCAT_FPROP ? t->x : t->y;
-    const bool transpose = cvc_transposes_filter(&pl->e->k);
+    const bool transpose = cvc_has(pl->e, CVC_F_TRANSPOSES_FILTER);
     const void *in_b = op == CONVCAT_WGRAD ? t->x : transpose ? t->workspace : t->w;
     void *out = op == CONVCAT_FPROP ? t->y : op == CONVCAT_DGRAD ? (void *)t->x : (void *)t->w;
     const bool partial = pl->params.splits > 1;

@@ -1,54 +1,49 @@
 /* query.c: which kernels can run a problem, ranked by a time model (no timing).
  *
- * The model, per kernel: a persistent grid gives each SM ceil(tiles / SMs)
- * tiles; a tile costs k_iters stages plus a fixed prologue/epilogue cost.
+ * The model of a TMA-family kernel: a persistent grid gives each SM
+ * ceil(tiles / SMs) tiles; a tile costs k_iters stages plus a fixed
+ * prologue/epilogue cost.
  *  - A stage costs the larger of its MMA time (at the measured GEMM peak per
- *    SM; warpgroups 256 wide reach only 0.93 of it) and its operand load time
- *    (~85 GB/s per SM from L2, where small tiles sit, and at most stages - 1
- *    stages in flight per load latency: deeper pipelines feed faster; ~120
- *    GB/s where a filter of several taps re-reads operands that fit in L2), with a
- *    latency factor for shallow pipelines.  A 2-CTA cluster adds a fixed per-stage latency.
+ *    SM; warpgroups 256 wide reach only MMA_EFF_N256 of it) and its operand
+ *    load time (LOAD_BYTES_PER_SM_US from L2, where small tiles sit, and at most
+ *    stages - 1 stages in flight per load latency: deeper pipelines feed faster;
+ *    LOAD_L2_BYTES_PER_SM_US where a filter of several taps re-reads operands
+ *    that fit in L2), with a latency factor for shallow pipelines.  A 2-CTA
+ *    cluster adds a fixed per-stage latency.
  *  - The prologue/epilogue cost grows with the tile's output bytes (staged
  *    through shared memory and stored by TMA).
  *  - Nothing beats moving the tensors once through DRAM, and compute overlaps
  *    that traffic only in part: half the smaller of the two adds on.  An
  *    output written in row segments narrower than its rows (tile N < GEMM N)
  *    moves slower, in the epilogue's cost and in the DRAM traffic.
- *  - Pingpong kernels are priced like coop ones with their warpgroup shape:
- *    per-stage and per-tile costs fitted on the H200 were within the run-to-
- *    run noise of coop's.  One warpgroup stores a pingpong tile alone, where
- *    coop's two share the work, and half of that hides under the other's
- *    mainloop: fprop's epilogue cost is ALONE_EPILOGUE times coop's for the
- *    bytes (it decides one-channel-block tiles, 1x1 64 -> 64).  Swap kernels of 64
- *    filters are their pingpong twins with a slightly cheaper stage; those of
- *    128 are priced like coop ones of their wgmma width (the tile's pixels:
- *    192 or 256 wide reach 0.93 of the peak), which keeps the heuristic from
- *    the 192x128 tile where only a 128x256 one's 0.93 set them apart (judged
- *    offline with bench/model_check.py on the seventh session's runs:
- *    resnet50 heuristic / best 0.967 -> 0.978).
+ *  - Pingpong kernels are priced like coop ones with their warpgroup shape.
+ *    One warpgroup stores a pingpong tile alone, where coop's two share the
+ *    work, and half of that hides under the other's mainloop: fprop's
+ *    epilogue cost is ALONE_EPILOGUE times coop's for the bytes.  Swap kernels
+ *    of 64 filters are their pingpong twins with a slightly cheaper stage;
+ *    those of 128 are priced like coop ones of their wgmma width (192 or 256
+ *    pixels wide reach MMA_EFF_N256 of the peak).
  *  - Halo kernels: a stage is one tap's filters and 1 / (R*S) of the block's
  *    input tile (which loads once per channel block); their tiles are output
- *    blocks of every image, part-blocks at its edges counting whole.  Their
- *    wgmma is as wide as the block's pixels but priced at the full rate: on
- *    the H200 they ran at 0.74-0.84 of that prediction where the other
- *    kernels ran at 0.80-0.88 of theirs (eighth session, 3x3 layers), so
- *    their stage is priced at HALO_STAGE of it.
+ *    blocks of every image, part-blocks at its edges counting whole; their
+ *    stage is priced at HALO_STAGE of the model's.
  *  - wgrad: both operands MN-major, B by im2col at a new pixel split every
  *    stage: a slower operand feed, no 256-wide penalty; its split-K count is
  *    the one this model predicts fastest, plus the reduction's traffic.
  *  - Strided dgrad: the sum of its stride phases, a launch each; a phase no
  *    tap reaches is a fill at DRAM speed.
- * Constants were measured on the H200 (bench/bench.py, 2026-11-29,
- * BENCHMARKS.md): 787 TFLOP/s bf16 GEMM, 4.3 TB/s copy, and the per-stage /
- * per-tile costs fitted over the layer suite's kernels.  On the seventh
- * session's final run (kernel times) the top pick landed at 0.98-0.99 of the
- * fastest of the top 8 (geomean per dtype on layers.txt, resnet50.txt,
- * sd_unet.txt fprop), lowest 0.88-0.90 on two 23 us sd_unet layers (a 64x160
- * pingpong won) and rn50_02 (a 128x64 coop won);
- * bench/model_check.py judges a changed model against such a run offline,
- * and convcat_autotune times the candidates.
+ * The gather and direct families price themselves (gather.c, direct.c).
+ * Constants were measured on the H200 with bench/bench.py (BENCHMARKS.md):
+ * 787 TFLOP/s bf16 GEMM, 4.3 TB/s copy, and per-stage / per-tile costs fitted
+ * over the layer suites' kernels; bench/model_check.py judges a changed model
+ * against recorded runs offline, and convcat_autotune times the candidates.
+ *
+ * Refused kernels follow the runnable ones: first those closest to the
+ * problem (same op, dims and types), and among them the rule that refuses
+ * most of them first, so that the first reason shown is the one that matters.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,34 +52,21 @@
 #define DEFAULT_SMS 132
 #define PEAK_FLOP_PER_SM_US (787e6 / DEFAULT_SMS) /* bf16 dense GEMM, per SM per microsecond */
 #define MMA_EFF 1.08                              /* measured stage rate over the GEMM peak */
-#define MMA_EFF_N256 0.93                         /* ... for warpgroups 256 columns wide (0.80 until the
-                                                     fourth session: model_check on its layers run and the
-                                                     third session's resnet50 runs, no row worse) */
-#define LOAD_BYTES_PER_SM_US 85e3                /* operand bytes per SM per microsecond (100e3 until the
-                                                     fourth session: model_check, its final runs) */
-#define LOAD_L2_BYTES_PER_SM_US 120e3            /* ... for filters of several taps whose operands fit in L2
-                                                     (eighth session: model_check on its final runs, sd_unet
-                                                     heuristic / best 0.987 -> 0.995, lowest 0.88 -> 0.92) */
+#define MMA_EFF_N256 0.93                         /* ... for warpgroups 256 columns wide */
+#define LOAD_BYTES_PER_SM_US 85e3                /* operand bytes per SM per microsecond */
+#define LOAD_L2_BYTES_PER_SM_US 120e3            /* ... for filters of several taps whose operands fit in L2 */
 #define L2_RESIDENT_BYTES 24e6                    /* operands (x and w) that stay in L2: half the H200's 50 MB */
-#define LOAD_LATENCY_US 1.2                       /* a stage's loads, issue to full barrier, under load:
-                                                     fitted on the sixth session's 4- to 6-stage runs */
+#define LOAD_LATENCY_US 1.2                       /* a stage's loads, issue to full barrier, under load */
 #define CLUSTER_STAGE_US 0.035                    /* extra per-stage latency of a 2-CTA cluster */
-#define SWAP_STAGE 0.96                           /* a 64-filter swap kernel's stage over its pingpong twin's:
-                                                     wgmma reads 40 KiB of shared memory a 256x64x64 stage, not
-                                                     64 (H200, seventh session: 0.96 on the 3x3 64 -> 64 layers) */
-#define HALO_STAGE 0.92                           /* a halo kernel's stage over the model's: on the H200 they ran
-                                                     at 0.74-0.84 of their predictions, the others at 0.80-0.88
-                                                     (eighth session; model_check: layers 0.988 -> 0.992) */
-#define EPILOGUE_US_PER_KB 0.035                  /* per KiB of output tile (0.045 until the sixth session's
-                                                     plain epilogue: model_check on its runs) */
+#define SWAP_STAGE 0.96                           /* a 64-filter swap kernel's stage over its pingpong twin's: wgmma
+                                                     reads 40 KiB of shared memory a 256x64x64 stage, not 64 */
+#define HALO_STAGE 0.92                           /* a halo kernel's stage over the model's */
+#define EPILOGUE_US_PER_KB 0.035                  /* per KiB of output tile */
 #define TILE_FIXED_US 0.3
 #define ALONE_EPILOGUE 1.5                        /* fprop: the epilogue of a tile one warpgroup stores alone
-                                                     (pingpong, swap of 64 filters): twice coop's time for its
-                                                     bytes, half of it under the other warpgroup's mainloop
-                                                     (ninth session: model_check on the eighth's final runs,
-                                                     rn50_02 heuristic / best 0.89-0.91 -> 0.95-0.99) */
+                                                     (pingpong, swap of 64 filters) over coop's, for its bytes */
 #define DRAM_BYTES_PER_US 4.3e6
-#define WGRAD_LOAD_PER_SM_US 80e3                 /* wgrad's operand feed, fitted on the H200 */
+#define WGRAD_LOAD_PER_SM_US 80e3                 /* wgrad's operand feed */
 #define WGRAD_LOAD_64_PER_SM_US 64e3              /* ... for 64-row tiles */
 #define PHASE_LAUNCH_US 2.0                       /* a strided dgrad phase's launch and tail */
 #define OVERLAP_REST 0.5
@@ -93,58 +75,54 @@
 #define MIN_SPLIT_STAGES 8                        /* ... each at least this many stages long */
 
 /* DRAM cost factor of an fprop or dgrad output written in row segments narrower than its
- * rows (tile N < GEMM N): on the H200's output-heavy 1x1 layers 128x256 tiles beat 256x128
- * ones by up to 20% where N = 256 (fitted with bench/model_check.py on two sessions' runs:
- * 1 + 128 B / segment bytes). */
-static double segment_cost(const cvc_key *k, const convcat_problem *p)
+ * rows (tile N < GEMM N): 1 + 128 B / segment bytes (fitted with bench/model_check.py). */
+static double segment_cost(const cvc_key *k, const cvc_view *v)
 {
-    const int64_t n = k->op == CONVCAT_FPROP ? p->k : p->c;
+    const int64_t n = k->op == CONVCAT_FPROP ? v->p.k : v->p.c;
     if (k->op == CONVCAT_WGRAD || k->tile_n >= n)
         return 1.0;
-    return 1.0 + SEG_COST_BYTES / ((double)k->tile_n * cvc_dtype_bytes(p->out_type));
+    return 1.0 + SEG_COST_BYTES / ((double)k->tile_n * v->out_bytes);
 }
 
 /* One stage of K and a tile's fixed part (pipeline fill, epilogue) of entry e, in microseconds. */
-static void tile_costs(const cvc_entry *e, const convcat_problem *p, double *stage_us, double *fixed_us)
+static void tile_costs(const cvc_entry *e, const cvc_view *v, double *stage_us, double *fixed_us)
 {
     const cvc_key *k = &e->k;
-    const int in_bytes = cvc_dtype_bytes(p->a_type), out_bytes = cvc_dtype_bytes(p->out_type);
+    const convcat_problem *p = &v->p;
+    const int in_bytes = v->a_bytes, out_bytes = v->out_bytes;
     const bool wgrad = k->op == CONVCAT_WGRAD;
-    const int wg_n = cvc_sm90_wg_n(k);
+    const bool halo = cvc_has(e, CVC_F_HALO);
     /* Wgrad loads both operands MN-major in 64-wide column boxes, B by im2col at a new pixel
-     * split every stage: it feeds slower, and its 256-wide warpgroups lose nothing. */
-    /* Swap kernels of 128 filters: the warpgroups' wgmma is as wide as the tile's pixels, and 192
+     * split every stage: it feeds slower, and its 256-wide warpgroups lose nothing.  Swap
+     * kernels of 128 filters: the warpgroups' wgmma is as wide as the tile's pixels, and 192
      * or 256 of them are priced as 256 (the one width measured below the peak).  Halo kernels'
      * warpgroups (64 filters each) are priced at the full rate. */
-    const bool swap64 = k->schedule == CONVCAT_SWAP && k->tile_n == 64;   /* one warpgroup's tile, in turns */
-    const bool wide = k->schedule == CONVCAT_SWAP && k->tile_n == 128 ? k->tile_m >= 192 : wg_n == 256;
+    const bool swap = cvc_has(e, CVC_F_SWAPS) && !halo;
+    const bool swap64 = swap && k->tile_n == 64;   /* one warpgroup's tile, in turns */
+    const bool wide = swap && k->tile_n == 128 ? e->mma_n >= 192 : e->wg_n == 256;
     const double mma_eff = wide && !wgrad ? MMA_EFF_N256 : MMA_EFF;
     /* A filter of several taps reads each input pixel once per tap within a few stages: where both
      * operands fit in L2, those reads hit and the feed is faster. */
-    const double operand_bytes = (double)p->n * p->d * p->h * p->w * p->c * in_bytes +
-                                 (double)p->k * p->t * p->r * p->s * (p->c / p->groups) * in_bytes;
-    const bool l2_fed = p->t * p->r * p->s > 1 && operand_bytes <= L2_RESIDENT_BYTES;
+    const double operand_bytes = (double)v->in_pixels * p->c * in_bytes + (double)p->k * v->taps * v->cg * in_bytes;
+    const bool l2_fed = v->taps > 1 && operand_bytes <= L2_RESIDENT_BYTES;
     const double load_rate = wgrad ? (k->tile_m == 64 ? WGRAD_LOAD_64_PER_SM_US : WGRAD_LOAD_PER_SM_US)
                                    : l2_fed ? LOAD_L2_BYTES_PER_SM_US : LOAD_BYTES_PER_SM_US;
     const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / PEAK_FLOP_PER_SM_US / mma_eff;
     /* The feed: at most load_rate, and at most the stages - 1 in flight per load latency.  Halo: a
-     * stage is one tap's filters, and the block's input tile (HALO_REACH more rows and columns)
-     * loads once per channel block, for all taps. */
+     * stage is one tap's filters, and the block's input tile loads once per channel block, for all taps. */
     double stage_bytes = (double)(k->tile_m + k->tile_n) * k->tile_k * in_bytes;
-    if (k->schedule == CONVCAT_HALO)
+    if (halo)
         stage_bytes = (double)k->tile_n * k->tile_k * in_bytes +
-                      (double)cvc_halo_tile_rows(k) * CVC_HALO_TILE_COLS *
-                          k->tile_k * in_bytes / ((double)p->r * p->s);
-    const double load_us = fmax(stage_bytes / load_rate,
-                                LOAD_LATENCY_US / (k->stages > 1 ? k->stages - 1 : 1));
+                      (double)e->halo_tile_rows * (e->halo_cols + e->halo_reach) * k->tile_k * in_bytes /
+                          ((double)p->r * p->s);
+    const double load_us = fmax(stage_bytes / load_rate, LOAD_LATENCY_US / (k->stages > 1 ? k->stages - 1 : 1));
     *stage_us = fmax(mma_us, load_us) * (k->stages <= 2 ? 1.25 : k->stages == 3 ? 1.08 : 1.0) *
-                (swap64 ? SWAP_STAGE : 1.0) *
-                (k->schedule == CONVCAT_HALO ? HALO_STAGE : 1.0);
+                (swap64 ? SWAP_STAGE : 1.0) * (halo ? HALO_STAGE : 1.0);
     if (k->cluster_m * k->cluster_n > 1)
         *stage_us += CLUSTER_STAGE_US;
     /* One warpgroup stores a pingpong tile (and a 64-filter swap one) alone, where coop's two share it. */
     const bool alone = k->op == CONVCAT_FPROP && (k->schedule == CONVCAT_PINGPONG || swap64);
-    *fixed_us = EPILOGUE_US_PER_KB * k->tile_m * k->tile_n * out_bytes / 1024.0 * segment_cost(k, p) *
+    *fixed_us = EPILOGUE_US_PER_KB * k->tile_m * k->tile_n * out_bytes / 1024.0 * segment_cost(k, v) *
                     (alone ? ALONE_EPILOGUE : 1.0) +
                 TILE_FIXED_US;
 }
@@ -162,25 +140,25 @@ static double reduce_us(const cvc_gemm *g, int slices, int out_bytes)
     return slices > 1 ? (double)g->m * g->n * (8.0 * slices + out_bytes) / DRAM_BYTES_PER_US + 2.0 : 0.0;
 }
 
-int cvc_splits(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, int sms, int *split_iters)
+int cvc_splits(const cvc_entry *e, const cvc_view *v, int sms, int *split_iters)
 {
-    const int64_t k_iters = cvc_k_iters(e, p, g);
+    const int64_t k_iters = cvc_k_iters(e, v);
     int64_t best = 1;
-    /* Grouped wgrad splits on sm90a only: its slices store whole tiles, (C, T*R*S, K), and
-     * KEY_reduce adds the diagonal blocks; sm100a's reduction knows only dense outputs. */
-    if (cvc_splits_k(&e->k) && (p->groups == 1 || e->k.arch == CONVCAT_ARCH_SM90A)) {
+    /* Grouped problems split only where the kernel says so (sm90a): its slices store whole
+     * tiles and KEY_reduce adds the diagonal blocks. */
+    if (cvc_has(e, CVC_F_SPLITS_K) && (v->p.groups == 1 || cvc_has(e, CVC_F_GROUPED_SPLITS))) {
         if (sms <= 0)
             sms = DEFAULT_SMS;
         const int cluster = e->k.cluster_m * e->k.cluster_n;
         int64_t tm, tn;
-        cvc_cluster_tiles(e, p, g, &tm, &tn);
+        cvc_cluster_tiles(e, v, &tm, &tn);
         double stage_us, fixed_us, best_us = INFINITY;
-        tile_costs(e, p, &stage_us, &fixed_us);
+        tile_costs(e, v, &stage_us, &fixed_us);
         for (int64_t s = 1; s <= MAX_SPLITS && (s == 1 || k_iters / s >= MIN_SPLIT_STAGES); ++s) {
             const int64_t per = cvc_ceil_div(k_iters, s), slices = cvc_ceil_div(k_iters, per);
             const double us = (double)waves_of(tm * tn * cluster * slices, sms, cluster) *
                                   ((double)per * stage_us + fixed_us) +
-                              reduce_us(g, (int)slices, cvc_dtype_bytes(p->out_type));
+                              reduce_us(&v->gemm, (int)slices, v->out_bytes);
             if (us < best_us * 0.99) {   /* fewer slices unless more win clearly */
                 best = s;
                 best_us = us;
@@ -192,35 +170,29 @@ int cvc_splits(const cvc_entry *e, const convcat_problem *p, const cvc_gemm *g, 
     return (int)cvc_ceil_div(k_iters, per);   /* no empty slice */
 }
 
-double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
+static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
 {
-    cvc_gemm g;
-    if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
-        return INFINITY;
-    if (sms <= 0)
-        sms = DEFAULT_SMS;
     const cvc_key *k = &e->k;
+    const convcat_problem *p = &v->p;
     const int cluster = k->cluster_m * k->cluster_n;
     int64_t tiles_m, tiles_n;
-    cvc_cluster_tiles(e, p, &g, &tiles_m, &tiles_n);
+    cvc_cluster_tiles(e, v, &tiles_m, &tiles_n);
     int split_iters;
-    const int splits = cvc_splits(e, p, &g, sms, &split_iters);
+    const int splits = cvc_splits(e, v, sms, &split_iters);
     const int64_t waves = waves_of(tiles_m * tiles_n * cluster * splits, sms, cluster);
     double stage_us, fixed_us;
-    tile_costs(e, p, &stage_us, &fixed_us);
+    tile_costs(e, v, &stage_us, &fixed_us);
     const double tile_us = (double)split_iters * stage_us + fixed_us;
     double compute_us = (double)waves * tile_us;
-    const int phases = k->op == CONVCAT_DGRAD ? cvc_dgrad_phase_count(p) : 1;
-    if (phases > 1) {   /* strided dgrad: a launch per stride phase, each over its own taps */
+    if (k->op == CONVCAT_DGRAD && v->phases > 1) {   /* strided dgrad: a launch per stride phase */
         compute_us = 0.0;
-        for (int i = 0; i < phases; ++i) {
+        for (int i = 0; i < v->phases; ++i) {
             cvc_dgrad_phase ph;
             cvc_params kp = {0};
-            cvc_dgrad_phase_at(p, i, &ph);
-            cvc_phase_params(e, p, &ph, &kp);   /* the plan's own numbers for the launch */
+            cvc_dgrad_phase_at(v, i, &ph);
+            cvc_phase_params(e, v, &ph, &kp);   /* the plan's own numbers for the launch */
             if (kp.k_iters == 0) {   /* KEY_fill writes the phase's dx pixels */
-                compute_us += (double)kp.gemm_m * p->c * cvc_dtype_bytes(p->out_type) / DRAM_BYTES_PER_US +
-                              PHASE_LAUNCH_US;
+                compute_us += (double)kp.gemm_m * p->c * v->out_bytes / DRAM_BYTES_PER_US + PHASE_LAUNCH_US;
                 continue;
             }
             const int64_t ctas = (int64_t)kp.cluster_tiles_m * kp.cluster_tiles_n * cluster;
@@ -229,28 +201,41 @@ double cvc_predict_us(const cvc_entry *e, const convcat_problem *p, int sms)
         }
     }
     /* x, w and y each move once (one of them is the op's output, its rows maybe in segments). */
-    const int in_bytes = cvc_dtype_bytes(p->a_type), out_bytes = cvc_dtype_bytes(p->out_type);
-    const double seg_cost = segment_cost(k, p);
-    const double bytes = (double)p->n * p->d * p->h * p->w * p->c * in_bytes * (k->op == CONVCAT_DGRAD ? seg_cost : 1.0) +
-                         (double)p->k * g.taps * (p->c / p->groups) * cvc_dtype_bytes(p->b_type) +
-                         (double)g.pixels * p->k * out_bytes * (k->op == CONVCAT_FPROP ? seg_cost : 1.0);
+    const double seg_cost = segment_cost(k, v);
+    const double bytes = (double)v->in_pixels * p->c * v->a_bytes * (k->op == CONVCAT_DGRAD ? seg_cost : 1.0) +
+                         (double)p->k * v->taps * v->cg * v->b_bytes +
+                         (double)v->pixels * p->k * v->out_bytes * (k->op == CONVCAT_FPROP ? seg_cost : 1.0);
     /* Compute and DRAM traffic overlap only in part: half the smaller still counts (it also breaks
      * the ties at the DRAM floor that memory-bound layers, wgrad's 1x1 ones above all, produced). */
     const double dram_us = bytes / DRAM_BYTES_PER_US;
-    return fmax(compute_us, dram_us) + OVERLAP_REST * fmin(compute_us, dram_us) + reduce_us(&g, splits, out_bytes);
+    return fmax(compute_us, dram_us) + OVERLAP_REST * fmin(compute_us, dram_us) +
+           reduce_us(&v->gemm, splits, v->out_bytes);
 }
 
-/* A candidate and its pipeline depth, for the ranking's tie-break. */
+double cvc_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
+{
+    if (sms <= 0)
+        sms = DEFAULT_SMS;
+    switch (e->family) {
+    case CVC_FAMILY_GATHER: return cvc_gather_predict_us(e, v, sms);
+    case CVC_FAMILY_DIRECT: return cvc_direct_predict_us(e, v, sms);
+    default: return tma_predict_us(e, v, sms);
+    }
+}
+
+/* A candidate, its pipeline depth (the ranking's tie-break), how close a refused kernel is to
+ * the problem (same op, dims and types: 3) and the rule that refused it. */
 typedef struct ranked {
     convcat_candidate c;
     int stages;
+    int closeness;
+    cvc_rule rule;
+    int rule_count;   /* kernels of the same closeness this rule refuses */
 } ranked;
 
 /* Runnable first, fastest predicted first; at equal predictions (a feed-bound tile priced past
- * the latency term at 4 stages and at 5) the deeper pipeline first: on the seventh session's
- * runs the 5-stage swap kernels were 4-5% ahead on the 3x3 64 -> 64 layers, and offline
- * heuristic / best rose 0.984 -> 0.989 (layers) and 0.978 -> 0.980 (resnet50).  The rest in
- * catalog order. */
+ * the latency term at 4 stages and at 5) the deeper pipeline first.  Then the refused: the
+ * closest kernels first, the most common rule among them first.  Then catalog order. */
 static int by_rank(const void *x, const void *y)
 {
     const ranked *ra = x, *rb = y;
@@ -261,6 +246,12 @@ static int by_rank(const void *x, const void *y)
         return a->predicted_us < b->predicted_us ? -1 : 1;
     if (a->ok && ra->stages != rb->stages)
         return rb->stages - ra->stages;
+    if (!a->ok && ra->closeness != rb->closeness)
+        return rb->closeness - ra->closeness;
+    if (!a->ok && ra->rule_count != rb->rule_count)
+        return rb->rule_count - ra->rule_count;
+    if (!a->ok && ra->rule != rb->rule)
+        return (int)ra->rule - (int)rb->rule;
     return a->index < b->index ? -1 : a->index > b->index;
 }
 
@@ -275,21 +266,36 @@ convcat_status convcat_query(const convcat_catalog *cat, const convcat_problem *
     ranked *all = calloc(cat->count ? cat->count : 1, sizeof *all);
     if (!all)
         return cvc_fail(CONVCAT_ERR_NO_MEMORY, "convcat_query: out of memory");
+    char invalid[192];
+    cvc_view v;
+    const bool valid = cvc_view_make(p, &v, invalid, sizeof invalid) == CONVCAT_OK;
     size_t rows = 0, ok = 0;
+    int counts[4][CVC_RULE_COUNT] = {{0}};
     for (size_t i = 0; i < cat->count; ++i) {
         const cvc_entry *e = &cat->entries[i];
         if (arch != CONVCAT_ARCH_ANY && e->k.arch != arch)
             continue;
-        all[rows].stages = e->k.stages;
-        convcat_candidate *c = &all[rows++].c;
+        ranked *r = &all[rows++];
+        r->stages = e->k.stages;
+        r->closeness = (e->k.op == p->op) + (e->k.dims == p->dims) + (e->k.a == p->a_type && e->k.out == p->out_type);
+        convcat_candidate *c = &r->c;
         c->index = i;
-        c->ok = cvc_check_entry(e, p, c->reason, sizeof c->reason) == CONVCAT_OK;
+        if (!valid) {
+            snprintf(c->reason, sizeof c->reason, "%s", invalid);
+            r->rule = CVC_RULE_EXTENTS;
+        } else {
+            c->ok = cvc_check_entry(e, &v, c->reason, sizeof c->reason, &r->rule) == CONVCAT_OK;
+        }
         if (c->ok) {
-            c->predicted_us = cvc_predict_us(e, p, sm_count);
+            c->predicted_us = cvc_predict_us(e, &v, sm_count);
             c->reason[0] = '\0';
             ++ok;
+        } else {
+            ++counts[r->closeness][r->rule];
         }
     }
+    for (size_t i = 0; i < rows; ++i)
+        all[i].rule_count = all[i].c.ok ? 0 : counts[all[i].closeness][all[i].rule];
     qsort(all, rows, sizeof *all, by_rank);
     const size_t n = rows < capacity ? rows : capacity;
     for (size_t i = 0; i < n; ++i)

@@ -1,4 +1,5 @@
-/* tma.c: tensor-map parameters in pure C, and every limit TMA puts on them.
+/* tma.c: the TMA family: tensor-map parameters in pure C, every limit TMA puts on
+ * them, dgrad's stride phases and the tile geometry of a plan.
  *
  * The runtime computes each descriptor's parameters here, checks them on the
  * CPU (these are the rules cuTensorMapEncodeIm2col/Tiled and the im2col
@@ -60,39 +61,37 @@ static void tiled(int rank, int elem_bytes, const uint64_t *ext, uint32_t box_in
     t->box[rank - 1] = box_outer;
 }
 
-void cvc_tma_operands(const cvc_entry *e, const convcat_problem *p, cvc_operand_desc *a, cvc_operand_desc *b)
+void cvc_tma_operands(const cvc_entry *e, const cvc_view *v, cvc_operand_desc *a, cvc_operand_desc *b)
 {
+    const convcat_problem *p = &v->p;
     const int sp = p->dims;
     const int in[3] = {p->w, p->h, p->d}, filt[3] = {p->s, p->r, p->t};   /* W first */
-    cvc_gemm g;
-    if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
-        g = (cvc_gemm){.z = 1, .p = 1, .q = 1};   /* the validators refuse what comes of it */
     int64_t lower[3], upper[3], reach[3];
     int step[3];
     for (int i = 0; i < sp; ++i) {
         const int ax = 2 - i;                     /* problem arrays are D, H, W */
-        reach[i] = (int64_t)(filt[i] - 1) * p->dilation[ax];
+        reach[i] = v->reach[ax];
         lower[i] = -p->pad_lo[ax];
         upper[i] = p->pad_hi[ax] - reach[i];
         step[i] = p->stride[ax];
     }
     /* The filter, innermost first (C, S, R, T, K): fprop reads boxes of
      * (channels, output channels), dgrad (input channels, dy channels). */
-    uint64_t ext_w[5] = {(uint64_t)p->c};
+    uint64_t ext_w[5] = {(uint64_t)v->cg};
     for (int i = 0; i < sp; ++i)
         ext_w[1 + i] = (uint64_t)filt[i];
     ext_w[sp + 1] = (uint64_t)p->k;
-    const int ab = cvc_dtype_bytes(p->a_type), bb = cvc_dtype_bytes(p->b_type);
+    const int ab = v->a_bytes, bb = v->b_bytes;
     const int swz = e->swizzle_bytes;
     *a = (cvc_operand_desc){0};
     *b = (cvc_operand_desc){0};
     switch (e->k.op) {
     case CONVCAT_DGRAD: {
         cvc_dgrad_phase ph;
-        cvc_dgrad_phase_at(p, 0, &ph);
-        cvc_tma_dgrad_a(e, p, &ph, &a->i);
+        cvc_dgrad_phase_at(v, 0, &ph);
+        cvc_tma_dgrad_a(e, v, &ph, &a->i);
         a->im2col = true;
-        if (cvc_transposes_filter(&e->k)) {   /* the K-major copy (K, C, S, R, T): K x C boxes per tap */
+        if (cvc_has(e, CVC_F_TRANSPOSES_FILTER)) {   /* the K-major copy (K, C, S, R, T): K x C boxes per tap */
             uint64_t ext_t[5] = {(uint64_t)p->k, (uint64_t)p->c};
             for (int i = 0; i < sp; ++i)
                 ext_t[2 + i] = (uint64_t)filt[i];
@@ -104,7 +103,7 @@ void cvc_tma_operands(const cvc_entry *e, const convcat_problem *p, cvc_operand_
         break;
     }
     case CONVCAT_WGRAD: {
-        const uint64_t ext_dy[2] = {(uint64_t)p->k, (uint64_t)(g.pixels > 0 ? g.pixels : 1)};
+        const uint64_t ext_dy[2] = {(uint64_t)p->k, (uint64_t)v->pixels};
         tiled(2, ab, ext_dy, (uint32_t)e->a_box_cols, (uint32_t)e->a_box_rows, swz, &a->t);
         b->im2col = true;
         im2col(p, bb, p->c, in, lower, upper, reach, step, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz,
@@ -112,10 +111,10 @@ void cvc_tma_operands(const cvc_entry *e, const convcat_problem *p, cvc_operand_
         break;
     }
     default:
-        if (e->k.schedule == CONVCAT_HALO) {   /* x (C, W, H, N): one box is a block's input tile */
+        if (cvc_has(e, CVC_F_HALO)) {   /* x (C, W, H, N): one box is a block's input tile */
             const uint64_t ext_x[4] = {(uint64_t)p->c, (uint64_t)p->w, (uint64_t)p->h, (uint64_t)p->n};
             tiled(4, ab, ext_x, (uint32_t)e->a_box_cols, 1, swz, &a->t);
-            a->t.box[1] = CVC_HALO_TILE_COLS;
+            a->t.box[1] = (uint32_t)(e->halo_cols + e->halo_reach);
             a->t.box[2] = (uint32_t)e->a_box_rows;
             tiled(sp + 2, bb, ext_w, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz, &b->t);
             break;
@@ -139,57 +138,38 @@ static int gcd(int a, int b)
 }
 
 /* Axis i (W first) of a phase: dx pixels ph, ph + st, ... and the taps that reach them. */
-static void phase_axis(const convcat_problem *p, const cvc_gemm *g, int i, int ph, cvc_phase_axis *x)
+static void phase_axis(const cvc_view *v, int i, int ph, cvc_phase_axis *x)
 {
+    const convcat_problem *p = &v->p;
     const int ax = 2 - i, st = p->stride[ax], dil = p->dilation[ax], pad = p->pad_lo[ax];
-    const int in[3] = {p->w, p->h, p->d}, dy[3] = {g->q, g->p, g->z}, filt[3] = {p->s, p->r, p->t};
+    const int in = v->in[ax], dy = v->out[ax], filt = v->filt[ax];
     const int gg = gcd(st, dil), step = st / gg;
-    *x = (cvc_phase_axis){.ph = ph, .pixels = (in[i] - ph + st - 1) / st, .tap_step = step, .dil = dil / gg};
+    *x = (cvc_phase_axis){.ph = ph, .pixels = (in - ph + st - 1) / st, .tap_step = step, .dil = dil / gg};
     /* Taps r with r * dil = ph + pad (mod st): r0, r0 + step, ... below the filter's extent. */
     int r0 = -1;
-    for (int r = 0; r < step && r < filt[i] && r0 < 0; ++r)
+    for (int r = 0; r < step && r < filt && r0 < 0; ++r)
         if (((int64_t)r * dil - ph - pad) % st == 0)
             r0 = r;
-    x->taps = r0 < 0 ? 0 : (filt[i] - 1 - r0) / step + 1;
+    x->taps = r0 < 0 ? 0 : (filt - 1 - r0) / step + 1;
     x->tap0 = r0 < 0 ? 0 : r0 + (x->taps - 1) * step;
     /* dy index of dx pixel ph + st * j at tap tap0 is j + lower; tap k adds k * dil. */
     x->lower = r0 < 0 ? 0 : (int)(((int64_t)ph + pad - (int64_t)x->tap0 * dil) / st);
-    x->upper = x->pixels - dy[i] + x->lower;
+    x->upper = x->pixels - dy + x->lower;
 }
 
-/* Phases per axis: residues that have dx pixels. */
-static int axis_phases(const convcat_problem *p, int i)
+void cvc_dgrad_phase_at(const cvc_view *v, int index, cvc_dgrad_phase *out)
 {
-    const int in[3] = {p->w, p->h, p->d}, st = p->stride[2 - i];
-    return st < in[i] ? st : in[i];
-}
-
-int cvc_dgrad_phase_count(const convcat_problem *p)
-{
-    cvc_gemm g;
-    if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
-        return 0;
-    return axis_phases(p, 0) * axis_phases(p, 1) * axis_phases(p, 2);
-}
-
-void cvc_dgrad_phase_at(const convcat_problem *p, int index, cvc_dgrad_phase *out)
-{
-    cvc_gemm g;
-    if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
-        g = (cvc_gemm){.z = 1, .p = 1, .q = 1};
     for (int i = 0; i < 3; ++i) {
-        const int n = axis_phases(p, i) > 0 ? axis_phases(p, i) : 1;
-        phase_axis(p, &g, i, index % n, &out->axis[i]);
+        const int ax = 2 - i, st = v->p.stride[ax], n = st < v->in[ax] ? st : v->in[ax];
+        phase_axis(v, i, index % n, &out->axis[i]);
         index /= n;
     }
 }
 
-void cvc_tma_dgrad_a(const cvc_entry *e, const convcat_problem *p, const cvc_dgrad_phase *ph, cvc_im2col_desc *a)
+void cvc_tma_dgrad_a(const cvc_entry *e, const cvc_view *v, const cvc_dgrad_phase *ph, cvc_im2col_desc *a)
 {
-    cvc_gemm g;
-    if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
-        g = (cvc_gemm){.z = 1, .p = 1, .q = 1};   /* the validator refuses what comes of it */
-    const int dy[3] = {g.q, g.p, g.z};
+    const convcat_problem *p = &v->p;
+    const int dy[3] = {v->out[2], v->out[1], v->out[0]};
     int64_t lower[3], upper[3], reach[3];
     const int ones[3] = {1, 1, 1};
     for (int i = 0; i < p->dims; ++i) {
@@ -200,23 +180,22 @@ void cvc_tma_dgrad_a(const cvc_entry *e, const convcat_problem *p, const cvc_dgr
     }
     /* dy, walked over the phase's dx grid (unit traversal): the box starts `lower` before
      * each pixel; a phase no tap reaches keeps a valid box and loads nothing. */
-    im2col(p, cvc_dtype_bytes(p->a_type), p->k, dy, lower, upper, reach, ones, (uint32_t)e->a_box_cols,
-           (uint32_t)e->a_box_rows, e->swizzle_bytes, a);
+    im2col(p, v->a_bytes, p->k, dy, lower, upper, reach, ones, (uint32_t)e->a_box_cols, (uint32_t)e->a_box_rows,
+           e->swizzle_bytes, a);
 }
 
-void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, int splits, cvc_tiled_desc *y)
+void cvc_tma_output(const cvc_entry *e, const cvc_view *v, int splits, cvc_tiled_desc *y)
 {
-    cvc_gemm g;
-    if (cvc_problem_gemm(p, &g, NULL, 0) != CONVCAT_OK)
-        g = (cvc_gemm){0};   /* the validator refuses zero extents */
-    const int ob = cvc_dtype_bytes(p->out_type);
+    const convcat_problem *p = &v->p;
+    const cvc_gemm *g = &v->gemm;
+    const int ob = v->out_bytes;
     if (e->k.op == CONVCAT_WGRAD) {   /* (C, taps, K[, splits]): a box is one tap (and one slice) deep */
         const bool partial = splits > 1;
-        const bool flat = cvc_wgrad_flat(e, p);   /* (T*R*S*C, 1, K[, splits]) */
+        const bool flat = cvc_wgrad_flat(e, v);   /* (T*R*S*C, 1, K[, splits]) */
         /* Grouped: dw is (c, taps, K).  The kernel stores its diagonal blocks itself (no TMA); the
          * map stays valid, its box no wider than c.  Its split-K slices are whole tiles, (C, taps, K). */
-        const int64_t cg = partial ? p->c : p->c / (p->groups > 0 ? p->groups : 1);
-        const uint64_t ext[4] = {(uint64_t)(flat ? g.n : cg), (uint64_t)(flat ? 1 : g.taps), (uint64_t)g.m,
+        const int64_t cg = partial ? p->c : v->cg;
+        const uint64_t ext[4] = {(uint64_t)(flat ? g->n : cg), (uint64_t)(flat ? 1 : v->taps), (uint64_t)g->m,
                                  (uint64_t)splits};
         const uint32_t box = (uint32_t)(partial ? e->swizzle_bytes / 4 : e->y_box_cols);
         tiled(partial ? 4 : 3, partial ? 4 : ob, ext, p->groups > 1 && cg < box ? (uint32_t)cg : box, 1,
@@ -225,22 +204,102 @@ void cvc_tma_output(const cvc_entry *e, const convcat_problem *p, int splits, cv
         return;
     }
     if (splits > 1) {   /* fprop split-K: f32 partial sums as (K, M, splits), a box one slice deep */
-        const uint64_t ext[3] = {(uint64_t)g.n, (uint64_t)g.m, (uint64_t)splits};
+        const uint64_t ext[3] = {(uint64_t)g->n, (uint64_t)g->m, (uint64_t)splits};
         tiled(3, 4, ext, (uint32_t)(e->swizzle_bytes / 4), 1, e->swizzle_bytes, y);
         y->box[1] = (uint32_t)e->y_box_rows;
         return;
     }
-    if (e->k.schedule == CONVCAT_HALO) {   /* y (K, Q, P, N): a chunk is y_box_rows / 8 output rows x 8 columns */
-        const uint64_t ext[4] = {(uint64_t)g.n, (uint64_t)g.q, (uint64_t)g.p, (uint64_t)p->n};
+    if (cvc_has(e, CVC_F_HALO)) {   /* y (K, Q, P, N): a chunk is y_box_rows / halo_cols output rows x halo_cols */
+        const uint64_t ext[4] = {(uint64_t)g->n, (uint64_t)v->out[2], (uint64_t)v->out[1], (uint64_t)p->n};
         tiled(4, ob, ext, (uint32_t)e->y_box_cols, 1, e->swizzle_bytes, y);
-        y->box[1] = CVC_HALO_COLS;
-        y->box[2] = (uint32_t)(e->y_box_rows / CVC_HALO_COLS);
+        y->box[1] = (uint32_t)e->halo_cols;
+        y->box[2] = (uint32_t)(e->y_box_rows / e->halo_cols);
         return;
     }
     /* The swizzle span: the entry's, or a chunk row of 64 bytes (sm90a tile N 160 of f16/bf16). */
-    const uint64_t ext[2] = {(uint64_t)g.n, (uint64_t)g.m};
+    const uint64_t ext[2] = {(uint64_t)g->n, (uint64_t)g->m};
     const int span = e->y_box_cols * ob == 64 ? 64 : e->swizzle_bytes;
     tiled(2, ob, ext, (uint32_t)e->y_box_cols, (uint32_t)e->y_box_rows, span, y);
+}
+
+/* ---- TMA-family geometry ------------------------------------------------------ */
+
+/* Wgrad's GEMM N is T*R*S*C.  With C a multiple of a column box (swizzle span / element)
+ * every TMA column box lies within one filter tap and tiles run over it flat; otherwise each
+ * tile is a channel block of one tap.  A grouped wgrad is never flat: its tile is one tap of
+ * the M tile's channels. */
+bool cvc_wgrad_flat(const cvc_entry *e, const cvc_view *v)
+{
+    return v->p.groups == 1 && v->b_bytes > 0 && v->p.c % (e->swizzle_bytes / v->b_bytes) == 0;
+}
+
+/* Stages of K per tile: fprop and dgrad, whole channel blocks of the im2col operand (C, or
+ * dy's K) for every filter tap; wgrad, blocks of pixels. */
+int64_t cvc_k_iters(const cvc_entry *e, const cvc_view *v)
+{
+    switch (e->k.op) {
+    case CONVCAT_DGRAD: return v->taps * cvc_ceil_div(v->p.k, e->k.tile_k);
+    case CONVCAT_WGRAD: return cvc_ceil_div(v->pixels, e->k.tile_k);
+    default: return v->taps * cvc_ceil_div(v->p.c, e->k.tile_k);
+    }
+}
+
+/* Tiles along GEMM N: grouped wgrad, one per filter tap. */
+int64_t cvc_tiles_n(const cvc_entry *e, const cvc_view *v)
+{
+    if (e->k.op == CONVCAT_WGRAD && !cvc_wgrad_flat(e, v))
+        return v->taps * (v->p.groups > 1 ? 1 : cvc_ceil_div(v->p.c, e->k.tile_n));
+    return cvc_ceil_div(v->gemm.n, e->k.tile_n);
+}
+
+/* Tiles along GEMM M: runs of tile_m pixels, or (halo) output blocks of every image. */
+int64_t cvc_tiles_m(const cvc_entry *e, const cvc_view *v)
+{
+    if (cvc_has(e, CVC_F_HALO))
+        return (int64_t)v->p.n * v->out[0] * cvc_ceil_div(v->out[1], e->k.tile_m / e->halo_cols) *
+               cvc_ceil_div(v->out[2], e->halo_cols);
+    return cvc_ceil_div(v->gemm.m, e->k.tile_m);
+}
+
+/* Cluster tiles along GEMM M and N: what the persistent grid walks (times wgrad's splits). */
+void cvc_cluster_tiles(const cvc_entry *e, const cvc_view *v, int64_t *m, int64_t *n)
+{
+    *m = cvc_ceil_div(cvc_tiles_m(e, v), e->k.cluster_m);
+    *n = cvc_ceil_div(cvc_tiles_n(e, v), e->k.cluster_n);
+}
+
+/* A dgrad stride phase: the dense problem over the taps that reach it, on its
+ * pixel grid, rows scattered into dx when the stride is > 1. */
+void cvc_phase_params(const cvc_entry *e, const cvc_view *v, const cvc_dgrad_phase *ph, cvc_params *k)
+{
+    const convcat_problem *p = &v->p;
+    const cvc_phase_axis *w = &ph->axis[0], *h = &ph->axis[1], *d = &ph->axis[2];
+    const int64_t taps = (int64_t)w->taps * h->taps * d->taps;
+    k->gemm_m = (int32_t)((int64_t)p->n * w->pixels * h->pixels * d->pixels);
+    k->k_iters = k->split_iters = (int32_t)(taps * cvc_ceil_div(p->k, e->k.tile_k));
+    k->splits = 1;
+    k->out_q = w->pixels, k->out_p = h->pixels, k->out_z = d->pixels;
+    k->stride_w = k->stride_h = k->stride_d = 1;
+    k->pad_w = -w->lower, k->pad_h = -h->lower, k->pad_d = -d->lower;
+    k->dil_w = w->dil, k->dil_h = h->dil, k->dil_d = d->dil;
+    k->filt_s = w->taps ? w->taps : 1, k->filt_r = h->taps ? h->taps : 1, k->filt_t = d->taps ? d->taps : 1;
+    k->tap0_w = w->tap0, k->tap0_h = h->tap0, k->tap0_d = d->tap0;
+    k->tap_step_w = w->tap_step, k->tap_step_h = h->tap_step, k->tap_step_d = d->tap_step;
+    k->ph_w = w->ph, k->ph_h = h->ph, k->ph_d = d->ph;
+    k->out_step_w = p->stride[2], k->out_step_h = p->stride[1], k->out_step_d = p->stride[0];
+    k->dx_w = p->w, k->dx_h = p->h, k->dx_d = p->d;
+    cvc_divider((uint32_t)k->out_q, k->div_q);
+    cvc_divider((uint32_t)k->out_q * (uint32_t)k->out_p, k->div_pq);
+    cvc_divider((uint32_t)k->out_q * (uint32_t)k->out_p * (uint32_t)k->out_z, k->div_zpq);
+    k->cluster_tiles_m = (int32_t)cvc_ceil_div(cvc_ceil_div(k->gemm_m, e->k.tile_m), e->k.cluster_m);
+    k->cluster_tiles_n = (int32_t)cvc_ceil_div(cvc_ceil_div(p->c, e->k.tile_n), e->k.cluster_n);
+}
+
+size_t cvc_workspace_bytes(const cvc_view *v, int splits)
+{
+    const convcat_problem *p = &v->p;
+    const size_t n = p->op == CONVCAT_WGRAD && p->groups > 1 ? (size_t)v->taps * (size_t)p->c : (size_t)v->gemm.n;
+    return splits > 1 ? (size_t)splits * (size_t)v->gemm.m * n * sizeof(float) : 0;
 }
 
 /* Extents and strides shared by both modes. */

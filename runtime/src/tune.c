@@ -585,7 +585,7 @@ convcat_status convcat_autotune(const convcat_catalog *cat, const convcat_proble
     size_t index;
     if (cache && cvc_tune_cache_get_device(cache, cat->id, arch, device, sms, p, key, sizeof key, &ms) &&
         convcat_find(cat, key, &index) == CONVCAT_OK &&
-        cvc_check_entry(&cat->entries[index], p, NULL, 0) == CONVCAT_OK) {
+        convcat_check(cat, index, p, NULL, 0) == CONVCAT_OK) {
         if (cvc_log_enabled())
             cvc_log("autotune: cache hit: %s, %.4f ms, remembered for %s (%d SMs) and catalog %08x", key, ms, device,
                     sms, cat->id);

@@ -1,0 +1,204 @@
+/* rules.c: can a kernel run a problem (can_implement), and if not, why.
+ *
+ * The problem rules of DESIGN.md and of the seed collective, each returning a
+ * sentence and the rule it is (the query ranks refusals by rule).  A problem
+ * is either refused here (or by the device checks of convcat_plan_create) or
+ * computed correctly: nothing a kernel cannot do may reach it.  What a kernel
+ * can do comes from its index record: its family, flags, alignment, group
+ * support and geometry, as the generator computed them.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const axis_name[3] = {"D", "H", "W"};
+
+#define REFUSE(r, ...)                               \
+    do {                                             \
+        cvc_say(why, n, __VA_ARGS__);                \
+        *rule = (r);                                 \
+        return CONVCAT_ERR_UNSUPPORTED;              \
+    } while (0)
+
+static convcat_status check_operands(const cvc_entry *e, const cvc_view *v, char *why, size_t n, cvc_rule *rule)
+{
+    static const char *const role[3][2] = {{"activations", "filters"}, {"dy", "filters"}, {"dy", "activations"}};
+    cvc_operand_desc a, b;
+    cvc_tma_operands(e, v, &a, &b);
+    const cvc_operand_desc *ops[2] = {&a, &b};
+    char tma_why[160];
+    for (int i = 0; i < 2; ++i)
+        if (ops[i]->im2col ? !cvc_im2col_desc_valid(&ops[i]->i, tma_why, sizeof tma_why)
+                           : !cvc_tiled_desc_valid(&ops[i]->t, tma_why, sizeof tma_why))
+            REFUSE(CVC_RULE_TMA, "%s: %s", role[e->k.op][i], tma_why);
+    if (e->k.op == CONVCAT_DGRAD) {   /* every stride phase reads dy through its own box */
+        for (int i = 1; i < v->phases; ++i) {
+            cvc_dgrad_phase ph;
+            cvc_dgrad_phase_at(v, i, &ph);
+            cvc_im2col_desc d;
+            cvc_tma_dgrad_a(e, v, &ph, &d);
+            if (!cvc_im2col_desc_valid(&d, tma_why, sizeof tma_why))
+                REFUSE(CVC_RULE_TMA, "dy, stride phase %d: %s", i, tma_why);
+        }
+    }
+    cvc_tiled_desc y;
+    cvc_tma_output(e, v, 1, &y);
+    if (!cvc_tiled_desc_valid(&y, tma_why, sizeof tma_why))
+        REFUSE(CVC_RULE_TMA, "output: %s", tma_why);
+    if (cvc_key_dynamic(&e->k)) {   /* a dynamic cluster's second descriptor set: the fallback shape's */
+        const cvc_entry f = cvc_entry_fallback(e);
+        char fb_why[176];
+        if (check_operands(&f, v, fb_why, sizeof fb_why, rule) != CONVCAT_OK)
+            REFUSE(*rule, "fallback cluster %dx%d: %s", e->k.fallback_m, e->k.fallback_n, fb_why);
+    }
+    return CONVCAT_OK;
+}
+
+/* Grouped problems on a TMA kernel (groups_mode diagonal): wgrad, K == C, c = C / groups
+ * channels per group in the kernel's group_c_mask, dividing tile N. */
+static convcat_status check_groups(const cvc_entry *e, const cvc_view *v, char *why, size_t n, cvc_rule *rule)
+{
+    const convcat_problem *p = &v->p;
+    const int g = p->groups;
+    if (g == 1)
+        return CONVCAT_OK;
+    switch (e->groups_mode) {
+    case CVC_GROUPS_ANY:
+        return CONVCAT_OK;
+    case CVC_GROUPS_DEPTHWISE:
+        if (v->cg != 1)
+            REFUSE(CVC_RULE_GROUPS, "groups = %d: C / groups = %d channels per group; a depthwise kernel takes 1",
+                   g, v->cg);
+        return CONVCAT_OK;
+    case CVC_GROUPS_DIAGONAL: {
+        if (p->k != p->c)
+            REFUSE(CVC_RULE_GROUPS, "groups = %d: this kernel's grouped wgrad needs K == C (K = %d, C = %d)", g,
+                   p->k, p->c);
+        const bool pow2 = (v->cg & (v->cg - 1)) == 0;   /* cg >= 1; the mask has a bit per power of two */
+        if (!pow2 || !(e->group_c_mask >> __builtin_ctz((unsigned)v->cg) & 1u)) {
+            char taken[64] = "", *at = taken;
+            for (int i = 0; i < 32; ++i)
+                if (e->group_c_mask >> i & 1u)
+                    at += snprintf(at, (size_t)(taken + sizeof taken - at), "%s%d", at == taken ? "" : ", ", 1 << i);
+            REFUSE(CVC_RULE_GROUPS, "C / groups = %d channels per group: this kernel's grouped wgrad takes %s",
+                   v->cg, taken);
+        }
+        if (e->k.tile_n % v->cg)
+            REFUSE(CVC_RULE_GROUPS, "C / groups = %d channels per group do not divide tile N %d", v->cg, e->k.tile_n);
+        return CONVCAT_OK;
+    }
+    default:
+        REFUSE(CVC_RULE_GROUPS, "groups = %d: this kernel takes groups = 1 (the gather family runs grouped problems)",
+               g);
+    }
+}
+
+/* The rules of the TMA family: alignment, 32-bit index math, strides, halo reach, descriptors. */
+static convcat_status tma_rules(const cvc_entry *e, const cvc_view *v, char *why, size_t n, cvc_rule *rule)
+{
+    const convcat_problem *p = &v->p;
+    const cvc_key *k = &e->k;
+    if (p->c % e->c_align)
+        REFUSE(CVC_RULE_CHANNELS, "C = %d: channels must be a multiple of %d (16-byte TMA rows of %s and %s)", p->c,
+               e->c_align, convcat_dtype_name(p->a_type), convcat_dtype_name(p->out_type));
+    if (p->k % e->k_align)
+        REFUSE(CVC_RULE_CHANNELS, "K = %d: output channels must be a multiple of %d (16-byte filter and output rows)",
+               p->k, e->k_align);
+    for (int a = 0; a < 3; ++a)
+        if (e->max_stride && p->stride[a] > e->max_stride)
+            REFUSE(CVC_RULE_STRIDE, "stride %d along %s: TMA traversal strides are 1..%d", p->stride[a], axis_name[a],
+                   e->max_stride);
+    if (k->op == CONVCAT_DGRAD && v->strided && !cvc_has(e, CVC_F_SCATTERS))
+        REFUSE(CVC_RULE_TILE, "strides (%d, %d, %d): this dgrad kernel has no strided (row-scattering) epilogue "
+               "(its warpgroups hold %d accumulators); kernels of smaller tiles run strided problems",
+               p->stride[0], p->stride[1], p->stride[2], e->acc_regs);
+    if (cvc_has(e, CVC_F_HALO)) {   /* one input tile per output block serves every tap */
+        if (p->stride[1] != 1 || p->stride[2] != 1)
+            REFUSE(CVC_RULE_STRIDE, "strides (%d, %d): a halo kernel reads each output block's input pixels as one "
+                   "tile, at unit stride only", p->stride[1], p->stride[2]);
+        if (v->reach[1] > e->halo_reach || v->reach[2] > e->halo_reach)
+            REFUSE(CVC_RULE_FILTER, "filter %dx%d at dilation (%d, %d) reaches %lld x %lld pixels past an output "
+                   "block: this halo kernel's input tile reaches %d", p->r, p->s, p->dilation[1], p->dilation[2],
+                   (long long)v->reach[1], (long long)v->reach[2], e->halo_reach);
+    }
+    /* 32-bit GEMM coordinates inside the kernel, with room for the last cluster's padding tiles. */
+    const cvc_gemm *g = &v->gemm;
+    const int64_t m_span = g->m + (int64_t)k->tile_m * k->cluster_m;
+    static const char *const m_name[3] = {"N*Z*P*Q", "N*D*H*W", "K"};
+    if (m_span > INT32_MAX || g->n > INT32_MAX)
+        REFUSE(CVC_RULE_INDEX, "GEMM M = %s = %lld exceeds the kernel's 32-bit pixel index", m_name[k->op],
+               (long long)g->m);
+    if (k->op == CONVCAT_WGRAD && v->pixels + (int64_t)k->tile_k > INT32_MAX)
+        REFUSE(CVC_RULE_INDEX, "N*Z*P*Q = %lld pixels exceed the wgrad kernel's 32-bit pixel index",
+               (long long)v->pixels);
+    if (k->op == CONVCAT_DGRAD && v->pixels + (int64_t)k->tile_m * k->cluster_m > INT32_MAX)
+        REFUSE(CVC_RULE_INDEX, "N*Z*P*Q = %lld exceeds the kernel's 32-bit pixel index", (long long)v->pixels);
+    const int64_t k_iters = cvc_k_iters(e, v);
+    if (k_iters > INT32_MAX)
+        REFUSE(CVC_RULE_INDEX, "the GEMM K loop is %lld stages: more than the kernel's 32-bit count",
+               (long long)k_iters);
+    int64_t tm, tn;
+    cvc_cluster_tiles(e, v, &tm, &tn);
+    if (tm * tn > INT32_MAX / 64)
+        REFUSE(CVC_RULE_INDEX, "%lld cluster tiles: more than the kernel's 32-bit tile index allows",
+               (long long)(tm * tn));
+    /* TMA descriptors: every limit of cuTensorMapEncodeIm2col / Tiled. */
+    return check_operands(e, v, why, n, rule);
+}
+
+convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why, size_t n, cvc_rule *rule_out)
+{
+    cvc_rule unused;
+    cvc_rule *rule = rule_out ? rule_out : &unused;
+    *rule = CVC_RULE_NONE;
+    const cvc_key *k = &e->k;
+    const convcat_problem *p = &v->p;
+    if (p->op != k->op)
+        REFUSE(CVC_RULE_OP, "kernel computes %s, problem is %s", convcat_op_name(k->op),
+               convcat_op_name(p->op) ? convcat_op_name(p->op) : "an unknown op");
+    if (p->dims != k->dims)
+        REFUSE(CVC_RULE_DIMS, "kernel is %dD, problem is %dD", k->dims, p->dims);
+    if (p->a_type != k->a || p->b_type != k->b || p->out_type != k->out)
+        REFUSE(CVC_RULE_TYPES, "kernel takes %s x %s -> %s, problem is %s x %s -> %s", convcat_dtype_name(k->a),
+               convcat_dtype_name(k->b), convcat_dtype_name(k->out),
+               convcat_dtype_name(p->a_type) ? convcat_dtype_name(p->a_type) : "?",
+               convcat_dtype_name(p->b_type) ? convcat_dtype_name(p->b_type) : "?",
+               convcat_dtype_name(p->out_type) ? convcat_dtype_name(p->out_type) : "?");
+    if (p->mode != CONVCAT_CROSS_CORRELATION)
+        REFUSE(CVC_RULE_MODE, "convolution mode (flipped filter) is not supported: flip the filter and use "
+               "cross-correlation");
+    convcat_status st = check_groups(e, v, why, n, rule);
+    if (st != CONVCAT_OK)
+        return st;
+    if (e->family == CVC_FAMILY_DIRECT && p->groups != p->c)
+        REFUSE(CVC_RULE_GROUPS, "groups = %d, C = %d: a depthwise kernel takes one channel per group "
+               "(groups = C)", p->groups, p->c);
+    switch (e->family) {
+    case CVC_FAMILY_TMA: return tma_rules(e, v, why, n, rule);
+    case CVC_FAMILY_GATHER: st = cvc_gather_rules(e, v, why, n); break;
+    case CVC_FAMILY_DIRECT: st = cvc_direct_rules(e, v, why, n); break;
+    default: REFUSE(CVC_RULE_TILE, "kernel family %d: not one this runtime runs", e->family);
+    }
+    if (st != CONVCAT_OK)
+        *rule = CVC_RULE_TILE;
+    return st;
+}
+
+convcat_status convcat_check(const convcat_catalog *cat, size_t index, const convcat_problem *p, char *why,
+                             size_t why_size)
+{
+    if (!cat || index >= cat->count || !p)
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_check: no entry %zu or NULL problem", index);
+    char buf[192];
+    cvc_view v;
+    convcat_status st = cvc_view_make(p, &v, buf, sizeof buf);
+    if (st == CONVCAT_OK)
+        st = cvc_check_entry(&cat->entries[index], &v, buf, sizeof buf, NULL);
+    if (st != CONVCAT_OK) {
+        cvc_say(why, why_size, "%s", buf);
+        return cvc_fail(st, "%s: %s", cat->entries[index].key, buf);
+    }
+    cvc_say(why, why_size, "ok");
+    return CONVCAT_OK;
+}
