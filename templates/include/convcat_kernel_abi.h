@@ -30,6 +30,11 @@
  * launches them with programmatic stream serialization; those of ABI 8 have
  * no wait and would race.
  *
+ * ABI 10 adds the gather and direct families, whose kernels take one parameter each,
+ * KEY(const __grid_constant__ cvc_gather_params p) and KEY(const __grid_constant__
+ * cvc_direct_params p) (no tensor maps: their threads load the operands), and their helper
+ * KEY_reduce(the same block), which adds split-K slices.
+ *
  * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) take two more
  * parameters after p, the A and B maps of the fallback cluster shape
  * (const __grid_constant__ CUtensorMap tmap_a_fb, tmap_b_fb), read when the
@@ -42,7 +47,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 9
+#define CONVCAT_KERNEL_ABI 10
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
@@ -98,5 +103,78 @@ typedef struct cvc_params {
      * tile = tap); the epilogue stores only the c x c diagonal blocks, into dw as (K, T*R*S, c). */
     int32_t group_channels;
 } cvc_params;
+
+/* ---- the gather family (templates/gather_conv.cu.j2) ---------------------------------
+ * Implicit GEMM per group g, the threads gathering both operands (any groups, any channel
+ * counts).  Forward terms: fprop reads x (a) and w (b) and writes y; dgrad reads dy (a) and
+ * w (b) and writes dx; wgrad reads dy (a) and x (b) and writes dw.  One stride phase of a
+ * strided dgrad per launch (unit stride: one phase of every tap). */
+typedef struct cvc_gather_params {
+    const void *a;
+    const void *b;
+    void *y;
+    const void *c;           /* beta * C, the output's layout; NULL when beta == 0 */
+    const void *bias;        /* fprop: one per output channel, the output's type; NULL: none */
+    float *workspace;        /* wgrad, splits > 1: [splits][K][T*R*S*c] f32 partial sums */
+    int64_t ldy;             /* elements of one output row: fprop K, dgrad C, wgrad T*R*S*c */
+    int64_t out_elems;       /* wgrad: K * T*R*S*c, the elements KEY_reduce adds */
+    float alpha, beta;
+    int32_t activation;
+    int32_t groups, cg, kg;  /* groups; channels c and filters k per group */
+    int32_t gemm_m, gemm_n, gemm_k;   /* one group's GEMM (dgrad: this phase's) */
+    int32_t tiles_m, tiles_n;
+    int32_t splits, split_k;          /* wgrad: K slices, GEMM K per slice */
+    int32_t vec_a, vec_b;             /* elements per load of A and B: the widest the alignment allows */
+    int32_t n;
+    int32_t src_c;                    /* channels per pixel of the gathered activations (x: C, dy: K) */
+    int32_t taps_total;               /* the filter's T*R*S */
+    /* The gathered activations (fprop and wgrad: x; dgrad: dy) and the pixel grid the GEMM's
+     * rows (fprop, dgrad) or K (wgrad) walk; per axis D, H, W.  Grid pixel i's window starts
+     * at i * stride - pad; tap index u adds u * dil. */
+    int32_t src_ext[3];
+    int32_t grid_ext[3];
+    int32_t stride[3], pad[3], dil[3];
+    int32_t taps[3];                  /* tap indices of the K loop (dgrad: the phase's taps) */
+    int32_t tap0[3], tap_step[3];     /* dgrad: tap index u reads filter tap tap0 - u * tap_step */
+    int32_t filt[3];                  /* the filter's T, R, S */
+    int32_t ph[3], out_step[3], out_ext[3];   /* dgrad: grid pixel i is dx pixel ph + i * out_step */
+    uint32_t div_chan[2];             /* dividers (cvc_divider): the K loop's channel run (c; dgrad k), */
+    uint32_t div_taps[3][2];          /* its taps per axis, */
+    uint32_t div_grid[3][2];          /* the grid's extents */
+} cvc_gather_params;
+
+/* ---- the direct family (templates/direct_conv.cu.j2) ----------------------------------
+ * Depthwise convolution (c = 1 channel per group, `mult` = K / C filters per group) on CUDA
+ * cores.  fprop and dgrad compute blocks of their output from a tile of their input in
+ * shared memory; wgrad sums over blocks of dy, each CTA a slice of them, into f32 partial
+ * sums that KEY_reduce adds in slice order. */
+typedef struct cvc_direct_params {
+    const void *in;          /* fprop, wgrad: x; dgrad: dy */
+    const void *w;           /* fprop, dgrad: the filters (K, T, R, S); wgrad: dy */
+    void *y;                 /* fprop y, dgrad dx, wgrad dw */
+    const void *c;           /* beta * C; NULL when beta == 0 */
+    const void *bias;        /* fprop: one per output channel; NULL: none */
+    float *workspace;        /* wgrad: [slices][K][T*R*S] f32 */
+    int64_t out_elems;       /* wgrad: K * T*R*S */
+    float alpha, beta;
+    int32_t activation;
+    int32_t n, mult;         /* images; filters per group */
+    int32_t in_c, out_c;     /* channels per pixel of `in` and of the blocks' tensor (fprop y, dgrad dx, wgrad dy) */
+    int32_t in_ext[3];       /* D, H, W of `in` */
+    int32_t out_ext[3];      /* of the blocks' tensor */
+    int32_t filt[3];
+    int32_t stride[3], pad[3], dil[3];   /* fprop, wgrad: the problem's; dgrad: see mode */
+    int32_t mode;            /* 0: correlation, in[o * stride - pad + tap * dil] (fprop, wgrad, and unit-stride
+                                dgrad with the filter turned around: flip 1, pad = reach - pad_lo);
+                                1: dgrad at stride > 1, dx[h] = sum of dy[(h + pad - tap * dil) / stride] */
+    int32_t flip;
+    int32_t tile_ext[3];     /* the input tile in shared memory, D, H, W (mode 1: rows of dy per block) */
+    int32_t blocks[3];       /* blocks per axis (depth: one output slice each) */
+    int32_t chan_blocks;     /* blocks of tile-K channels of the output (wgrad: of K) */
+    int32_t slices, blocks_per_slice;   /* wgrad: CTAs per channel block, dy blocks each */
+    int32_t units, unit_groups, pixel_groups;   /* wgrad: units of taps (a filter row, UNIT_TAPS at most),
+                                threads per channel vector (unit_groups x pixel_groups) */
+    int32_t vec;             /* elements per load of `in` (and wgrad's dy) */
+} cvc_direct_params;
 
 #endif

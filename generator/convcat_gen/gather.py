@@ -1,0 +1,207 @@
+"""The gather family: implicit-GEMM convolution whose operands the threads
+gather, for what TMA cannot load: any groups, any channel count.
+
+space.py owns the key and the one `is_valid`; for schedule "gather" it hands
+the key to `why_invalid` and `derive` here.  One template
+(templates/gather_conv.cu.j2) serves fprop, dgrad and wgrad on sm_90a and
+sm_100a (mma.sync, which both run).
+
+Per group g (a grid dimension; groups = 1 is one group) the GEMM is
+  fprop  M = N*Z*P*Q pixels,      N = k filters,  K = T*R*S*c
+  dgrad  M = the stride phase's dx pixels, N = c channels, K = (the phase's taps)*k
+  wgrad  M = k filters,           N = T*R*S*c,    K = N*Z*P*Q pixels (split into slices)
+with c = C / groups, k = K / groups.  Each operand's tile is stored in shared
+memory the way it lies in global memory: K-major (rows of M or N, K
+contiguous: fprop A and B, dgrad A) or MN-major (rows of K: dgrad B, wgrad A
+and B), and ldmatrix (.trans for MN-major) feeds mma.sync.  Threads copy
+chunks of `vec` elements along the contiguous dimension: cp.async for chunks
+of 4 bytes or more (zero-filled past the tensor), loads through registers for
+single 16-bit elements (odd channel counts).  The runtime picks the widest
+`vec` the problem's alignment allows.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from . import space
+
+SCHEDULE = "gather"
+THREADS = 128                 # four warps
+TILE_M = (32, 64, 128)
+TILE_N = (8, 16, 32, 64, 128)
+STAGES = (2, 3, 4)
+MAX_ACC = 64                  # f32 accumulators per thread
+ROW_INFO_BYTES = 32           # one row of an operand's row table: i64 base, i32 coordinates x 3
+DTYPES = (("f16", "f16", "f32", "f16"), ("f16", "f16", "f32", "f32"), ("bf16", "bf16", "f32", "bf16"),
+          ("bf16", "bf16", "f32", "f32"), ("tf32", "tf32", "f32", "f32"))
+SMEM_BUDGET = 100 * 1024       # two CTAs per SM at least
+
+
+@dataclasses.dataclass(frozen=True)
+class Operand:
+    """One GEMM operand's shared-memory tile: ROWS x COLS elements, COLS contiguous."""
+    kmajor: bool              # rows are M (or N) indices and K runs along the row
+    rows: int
+    cols: int
+    row_bytes: int
+    tile_bytes: int
+    xor_shift: int            # 16-byte chunk c of row r sits at c ^ ((r >> xor_shift) & xor_mask)
+    xor_mask: int
+    table_rows: int           # entries of its row table (K-major: per tile; MN-major: a ring per stage)
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    key: space.Key
+    threads: int
+    warps_m: int
+    warps_n: int
+    wm: int                   # warp tile
+    wn: int
+    mi: int                   # m16 atoms per warp
+    ni: int                   # n8 atoms per warp
+    kstep: int                # K of one mma.sync: 16 (f16/bf16) or 8 (tf32)
+    a: Operand
+    b: Operand
+    vecs: tuple               # load widths in elements the loaders are generated for, widest first
+    acc_regs: int
+    smem_bytes: int
+
+
+def _swizzle(row_bytes: int) -> tuple[int, int]:
+    """(shift, mask) of the XOR that keeps 8 consecutive rows' 16-byte chunks in distinct
+    banks (ldmatrix reads 8 rows at one chunk): rows of 128 bytes or more xor with row % 8,
+    64-byte rows (two a 128-byte line) with (row / 2) % 4, 32-byte rows with (row / 4) % 2."""
+    chunks = row_bytes // 16
+    if chunks >= 8:
+        return 0, 7
+    if chunks == 4:
+        return 1, 3
+    if chunks == 2:
+        return 2, 1
+    return 0, 0
+
+
+def _warps(bm: int, bn: int):
+    """(warps_m, warps_n) of the four warps over the tile: 2x2 where both halves hold whole
+    mma atoms (16 rows, 8 columns), else 4x1, else 1x4."""
+    for wm_, wn_ in ((2, 2), (4, 1), (1, 4)):
+        if bm % (16 * wm_) == 0 and bn % (8 * wn_) == 0:
+            return wm_, wn_
+    return None
+
+
+def _operand(kmajor: bool, mn: int, bk: int, eb: int, stages: int) -> Operand:
+    rows, cols = (mn, bk) if kmajor else (bk, mn)
+    rb = cols * eb
+    shift, mask = _swizzle(rb)
+    return Operand(kmajor=kmajor, rows=rows, cols=cols, row_bytes=rb, tile_bytes=rows * rb,
+                   xor_shift=shift, xor_mask=mask, table_rows=rows if kmajor else (stages + 1) * bk)
+
+
+def kmajor(key: space.Key) -> tuple[bool, bool]:
+    """Which operand tiles are K-major in shared memory, as their tensors lie in global memory:
+    fprop A (x, channels) and B (w, taps x channels); dgrad A (dy, filters); the others
+    (dgrad B: w along channels; wgrad A: dy along filters, B: x along channels) MN-major."""
+    return {"fprop": (True, True), "dgrad": (True, False), "wgrad": (False, False)}[key.op]
+
+
+def vecs(key: space.Key) -> tuple:
+    """Load widths in elements, widest first: 16 bytes down to one 16-bit element (cp.async
+    takes 4, 8 or 16 bytes; single 16-bit elements go through registers)."""
+    eb = space.ELEM_BYTES[key.a]
+    return tuple(v for v in (8, 4, 2, 1) if v * eb <= 16 and (v * eb >= 4 or eb == 2))
+
+
+def derive(key: space.Key) -> Config:
+    eb = space.ELEM_BYTES[key.a]
+    wm_, wn_ = _warps(key.tile_m, key.tile_n)
+    wm, wn = key.tile_m // wm_, key.tile_n // wn_
+    ka, kb = kmajor(key)
+    a = _operand(ka, key.tile_m, key.tile_k, eb, key.stages)
+    b = _operand(kb, key.tile_n, key.tile_k, eb, key.stages)
+    tables = (a.table_rows + b.table_rows) * ROW_INFO_BYTES
+    smem = key.stages * (a.tile_bytes + b.tile_bytes) + tables
+    return Config(key=key, threads=THREADS, warps_m=wm_, warps_n=wn_, wm=wm, wn=wn, mi=wm // 16, ni=wn // 8,
+                  kstep=32 // eb, a=a, b=b, vecs=vecs(key), acc_regs=(wm // 16) * (wn // 8) * 4,
+                  smem_bytes=smem)
+
+
+def why_invalid(key: space.Key) -> str | None:
+    if (key.cluster_m, key.cluster_n) != (1, 1) or key.dynamic:
+        return f"schedule gather: cluster {key.cluster_m}x{key.cluster_n}: 1x1 only (no multicast)"
+    if (key.a, key.b, key.acc, key.out) not in DTYPES:
+        return (f"schedule gather: types {key.a} x {key.b} -> {key.acc} -> {key.out}: f16/bf16 to themselves "
+                "or f32, tf32 to f32")
+    eb = space.ELEM_BYTES[key.a]
+    if key.tile_m not in TILE_M or key.tile_n not in TILE_N:
+        return (f"schedule gather: tile {key.tile_m}x{key.tile_n}: M of {TILE_M}, N of {TILE_N} "
+                "(whole m16n8 mma atoms over four warps)")
+    if key.tile_k * eb not in (32, 64, 128):
+        return (f"schedule gather: tile K {key.tile_k}: a stage holds 32, 64 or 128 bytes of K "
+                f"({32 // eb}, {64 // eb} or {128 // eb} {key.a} elements)")
+    if key.stages not in STAGES:
+        return f"schedule gather: stages {key.stages}: 2, 3 or 4"
+    if _warps(key.tile_m, key.tile_n) is None:
+        return f"schedule gather: tile {key.tile_m}x{key.tile_n} does not split over four warps in mma atoms"
+    cfg = derive(key)
+    if cfg.acc_regs > MAX_ACC:
+        return (f"register budget: a {cfg.wm}x{cfg.wn} warp tile holds {cfg.acc_regs} f32 accumulators per "
+                f"thread; at most {MAX_ACC}")
+    for name, op in (("A", cfg.a), ("B", cfg.b)):
+        if op.kmajor and op.rows > THREADS:
+            return f"schedule gather: {name} tile of {op.rows} rows: its row table takes one thread a row"
+        if not op.kmajor and key.tile_k > THREADS:
+            return f"schedule gather: tile K {key.tile_k}: an MN-major row table takes one thread a row"
+        if op.rows * op.cols < THREADS:
+            return f"schedule gather: {name} tile of {op.rows * op.cols} elements: fewer than the {THREADS} threads"
+    if cfg.smem_bytes > SMEM_BUDGET:
+        return (f"shared memory: {key.stages} stages x {(cfg.a.tile_bytes + cfg.b.tile_bytes) // 1024} KiB + "
+                f"row tables = {cfg.smem_bytes} B > {SMEM_BUDGET} B (two CTAs per SM)")
+    return None
+
+
+def capabilities(key: space.Key) -> dict:
+    """The index fields the runtime's rules and planner read."""
+    cfg = derive(key)
+    return dict(family="gather", flags=("SPLITS_K", "GROUPED_SPLITS") if key.op == "wgrad" else (),
+                acc_regs=cfg.acc_regs, wg_n=cfg.wn, mma_n=8, c_align=1, k_align=1, max_stride=0,
+                groups_mode="any", vec_mask=sum(1 << (v.bit_length() - 1) for v in cfg.vecs),
+                a_stage_bytes=cfg.a.tile_bytes, b_stage_bytes=cfg.b.tile_bytes, smem_bytes=cfg.smem_bytes,
+                threads=cfg.threads)
+
+
+def mma_instruction(ab: str) -> str:
+    """mma.sync with f32 accumulation: m16n8k16 for f16/bf16, m16n8k8 for tf32 (PTX ISA §9.7.14.5)."""
+    if ab == "tf32":
+        return "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+    return f"mma.sync.aligned.m16n8k16.row.col.f32.{ab}.{ab}.f32"
+
+
+def context(key: space.Key) -> dict:
+    cfg = derive(key)
+    eb = space.ELEM_BYTES[key.a]
+
+    def operand(name, op, mn):
+        chunks = {}
+        for v in cfg.vecs:
+            cpr = op.cols // v                      # chunks per row
+            total = op.rows * cpr
+            assert THREADS % cpr == 0 or cpr % THREADS == 0
+            chunks[v] = dict(v=v, cpr=cpr, passes=max(total // THREADS, 1), rows_per_pass=max(THREADS // cpr, 1),
+                             bytes=v * eb, async_copy=v * eb >= 4, active=min(total, THREADS))
+        return dict(name=name, kmajor=op.kmajor, rows=op.rows, cols=op.cols, row_bytes=op.row_bytes,
+                    tile_bytes=op.tile_bytes, xor_shift=op.xor_shift, xor_mask=op.xor_mask,
+                    table_rows=op.table_rows, loads=[chunks[v] for v in cfg.vecs], mn=mn)
+
+    return dict(key=key.name(), op=key.op, dims=key.dims, ab=key.a, out=key.out, eb=eb,
+                out_bytes=space.ELEM_BYTES[key.out], bm=key.tile_m, bn=key.tile_n, bk=key.tile_k,
+                stages=key.stages, threads=cfg.threads, warps_m=cfg.warps_m, warps_n=cfg.warps_n,
+                wm=cfg.wm, wn=cfg.wn, mi=cfg.mi, ni=cfg.ni, kstep=cfg.kstep, tf32=key.a == "tf32",
+                a=operand("a", cfg.a, key.tile_m), b=operand("b", cfg.b, key.tile_n),
+                smem_bytes=cfg.smem_bytes, table_bytes=ROW_INFO_BYTES,
+                mma_asm=mma_instruction(key.a) + " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};",
+                elem_t="uint32_t" if eb == 4 else "uint16_t",
+                out_t={"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float"}[key.out],
+                in_t={"f16": "__half", "bf16": "__nv_bfloat16", "tf32": "float"}[key.a],
+                axes=list(range(3 - key.dims, 3)))

@@ -1,0 +1,219 @@
+/* gather.c: the gather family (templates/gather_conv.cu.j2): its rules, its time model and the
+ * parameters of its launches.
+ *
+ * A gather kernel runs any groups and channel counts: per group a GEMM whose operands its
+ * threads copy in chunks of `vec` elements along the tensor's contiguous dimension.  The
+ * runtime picks, per operand, the widest vec of the kernel's (vec_mask) that divides that
+ * dimension, so every chunk is aligned and lies within one row.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Coordinates inside the kernel stay below 2^30 (its "past the tensor" marker is -2^30). */
+#define COORD_LIMIT (INT64_C(1) << 29)
+
+#define MMA_RATE 0.45               /* mma.sync's share of the wgmma GEMM peak a gather tile reaches */
+#define PEAK_FLOP_PER_SM_US (787e6 / 132)
+#define LOAD_BYTES_PER_SM_US 85e3   /* operand bytes per SM per microsecond, 16-byte chunks */
+#define TILE_FIXED_US 0.5
+#define DRAM_BYTES_PER_US 4.3e6
+#define LAUNCH_US 2.0
+#define MIN_SPLIT_KTILES 8
+
+/* The widest load (elements, a power of two of the kernel's vec_mask) dividing `run`. */
+static int widest(const cvc_entry *e, int64_t run)
+{
+    for (int v = 8; v > 1; v /= 2)
+        if ((e->vec_mask & v) && run % v == 0)
+            return v;
+    return 1;
+}
+
+/* The contiguous runs of A and B (see the template: what a chunk may not cross). */
+static void runs(const cvc_entry *e, const cvc_view *v, int64_t *a, int64_t *b)
+{
+    switch (e->k.op) {
+    case CONVCAT_FPROP: *a = v->cg, *b = v->taps * v->cg; break;    /* x along c; w along T*R*S*c */
+    case CONVCAT_DGRAD: *a = v->kg, *b = v->cg; break;              /* dy along k; w along c */
+    default: *a = v->kg, *b = v->cg;                               /* dy along k; x along c */
+    }
+}
+
+convcat_status cvc_gather_rules(const cvc_entry *e, const cvc_view *v, char *why, size_t n)
+{
+    const convcat_problem *p = &v->p;
+    static const char *const axis[3] = {"D", "H", "W"};
+    for (int a = 0; a < 3; ++a) {
+        if (v->in[a] >= COORD_LIMIT || v->out[a] >= COORD_LIMIT || p->pad_lo[a] >= COORD_LIMIT ||
+            p->pad_hi[a] >= COORD_LIMIT || v->reach[a] >= COORD_LIMIT ||
+            (int64_t)v->out[a] * p->stride[a] >= COORD_LIMIT) {
+            cvc_say(why, n, "extents, padding or filter reach along %s of 2^29 or more: the gather kernel's "
+                    "coordinates are below 2^30", axis[a]);
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+    }
+    /* 32-bit GEMM indices: rows (with a tile's room), K (with a stage's), the grid. */
+    const int64_t m = e->k.op == CONVCAT_WGRAD ? v->kg : e->k.op == CONVCAT_DGRAD ? v->in_pixels : v->pixels;
+    const int64_t kk = e->k.op == CONVCAT_WGRAD ? v->pixels : e->k.op == CONVCAT_DGRAD ? v->taps * v->kg : v->taps * v->cg;
+    const int64_t nn = e->k.op == CONVCAT_WGRAD ? v->taps * v->cg : e->k.op == CONVCAT_DGRAD ? v->cg : v->kg;
+    if (m + e->k.tile_m > INT32_MAX || kk + e->k.tile_k > INT32_MAX || nn + e->k.tile_n > INT32_MAX) {
+        cvc_say(why, n, "GEMM M %lld, N %lld or K %lld is past the gather kernel's 32-bit indices", (long long)m,
+                (long long)nn, (long long)kk);
+        return CONVCAT_ERR_UNSUPPORTED;
+    }
+    const int64_t blocks = (int64_t)p->groups * cvc_ceil_div(m, e->k.tile_m) * cvc_ceil_div(nn, e->k.tile_n);
+    if (blocks > INT32_MAX / 64) {
+        cvc_say(why, n, "%lld tiles of %d groups: more than the gather kernel's grid index allows", (long long)blocks,
+                p->groups);
+        return CONVCAT_ERR_UNSUPPORTED;
+    }
+    return CONVCAT_OK;
+}
+
+/* Wgrad's split of the pixel reduction: enough slices to fill the machine twice, each at
+ * least MIN_SPLIT_KTILES stages. */
+static void wgrad_split(const cvc_entry *e, const cvc_view *v, int sms, int tiles, int *splits, int *split_k)
+{
+    const int64_t kt = cvc_ceil_div(v->pixels, e->k.tile_k);
+    int64_t s = cvc_ceil_div(2 * (int64_t)sms * 2, tiles > 0 ? tiles : 1);
+    if (s > kt / MIN_SPLIT_KTILES)
+        s = kt / MIN_SPLIT_KTILES;
+    if (s > 256)
+        s = 256;
+    if (s < 1)
+        s = 1;
+    const int64_t per = cvc_ceil_div(kt, s) * e->k.tile_k;
+    *split_k = (int)per;
+    *splits = (int)cvc_ceil_div(v->pixels, per);
+}
+
+static void set_dividers(cvc_gather_params *g, int chan)
+{
+    cvc_divider((uint32_t)chan, g->div_chan);
+    for (int a = 0; a < 3; ++a) {
+        cvc_divider((uint32_t)(g->taps[a] > 0 ? g->taps[a] : 1), g->div_taps[a]);
+        cvc_divider((uint32_t)g->grid_ext[a], g->div_grid[a]);
+    }
+}
+
+convcat_status cvc_gather_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
+{
+    const convcat_problem *p = &v->p;
+    const cvc_key *k = &e->k;
+    memset(out, 0, sizeof *out);
+    const int count = k->op == CONVCAT_DGRAD ? v->phases : 1;
+    out->l = calloc((size_t)count, sizeof *out->l);
+    if (!out->l)
+        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory planning %d launches", count);
+    out->count = count;
+    int64_t run_a, run_b;
+    runs(e, v, &run_a, &run_b);
+    cvc_gather_params base = {0};
+    base.groups = p->groups, base.cg = v->cg, base.kg = v->kg, base.n = p->n;
+    base.vec_a = widest(e, run_a), base.vec_b = widest(e, run_b);
+    base.taps_total = (int32_t)v->taps;
+    base.splits = 1;
+    for (int a = 0; a < 3; ++a) {
+        base.filt[a] = v->filt[a];
+        base.out_step[a] = 1;
+        base.tap_step[a] = -1;   /* fprop and wgrad: tap index u is tap u */
+    }
+    for (int i = 0; i < count; ++i) {
+        cvc_gather_params g = base;
+        if (k->op == CONVCAT_DGRAD) {
+            cvc_dgrad_phase ph;
+            cvc_dgrad_phase_at(v, i, &ph);
+            int64_t pix = p->n, taps = 1;
+            for (int a = 0; a < 3; ++a) {
+                const cvc_phase_axis *x = &ph.axis[2 - a];   /* phases are W first */
+                g.src_ext[a] = v->out[a];
+                g.grid_ext[a] = x->pixels;
+                g.stride[a] = 1;
+                g.pad[a] = -x->lower;
+                g.dil[a] = x->dil;
+                g.taps[a] = x->taps;
+                g.tap0[a] = x->tap0;
+                g.tap_step[a] = x->tap_step;
+                g.ph[a] = x->ph;
+                g.out_step[a] = p->stride[a];
+                g.out_ext[a] = v->in[a];
+                pix *= x->pixels;
+                taps *= x->taps;
+            }
+            g.src_c = p->k;
+            g.gemm_m = (int32_t)pix, g.gemm_n = v->cg, g.gemm_k = (int32_t)(taps * v->kg);
+            g.ldy = p->c;
+            set_dividers(&g, v->kg);
+        } else {
+            for (int a = 0; a < 3; ++a) {
+                g.src_ext[a] = v->in[a];
+                g.grid_ext[a] = v->out[a];
+                g.stride[a] = p->stride[a];
+                g.pad[a] = p->pad_lo[a];
+                g.dil[a] = p->dilation[a];
+                g.taps[a] = v->filt[a];
+            }
+            g.src_c = p->c;
+            if (k->op == CONVCAT_FPROP) {
+                g.gemm_m = (int32_t)v->pixels, g.gemm_n = v->kg, g.gemm_k = (int32_t)(v->taps * v->cg);
+                g.ldy = p->k;
+            } else {
+                g.gemm_m = v->kg, g.gemm_n = (int32_t)(v->taps * v->cg), g.gemm_k = (int32_t)v->pixels;
+                g.ldy = v->taps * v->cg;
+                g.out_elems = (int64_t)p->k * g.ldy;
+            }
+            set_dividers(&g, v->cg);
+        }
+        g.tiles_m = (int32_t)cvc_ceil_div(g.gemm_m, k->tile_m);
+        g.tiles_n = (int32_t)cvc_ceil_div(g.gemm_n, k->tile_n);
+        g.split_k = g.gemm_k;
+        if (k->op == CONVCAT_WGRAD) {
+            wgrad_split(e, v, sms, g.groups * g.tiles_m * g.tiles_n, &g.splits, &g.split_k);
+            if (g.splits > 1) {
+                out->workspace_bytes = (size_t)g.splits * (size_t)g.out_elems * sizeof(float);
+                const int64_t blocks = cvc_ceil_div(g.out_elems, 256);
+                out->reduce_grid = (unsigned)(blocks < 8 * sms ? blocks : 8 * sms);
+            }
+        }
+        cvc_launch *l = &out->l[i];
+        l->grid = (unsigned)((int64_t)g.groups * g.tiles_m * g.tiles_n * g.splits);
+        l->block = (unsigned)e->threads;
+        l->smem = (unsigned)e->smem_bytes;
+        l->u.g = g;
+    }
+    return CONVCAT_OK;
+}
+
+/* Share of the 16-byte load rate a chunk of `bytes` reaches. */
+static double chunk_rate(int bytes)
+{
+    return bytes >= 16 ? 1.0 : bytes >= 8 ? 0.7 : bytes >= 4 ? 0.45 : 0.25;
+}
+
+double cvc_gather_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
+{
+    cvc_launches ls;
+    if (cvc_gather_launches(e, v, sms, &ls) != CONVCAT_OK)
+        return INFINITY;
+    const cvc_key *k = &e->k;
+    const int eb = v->a_bytes;
+    double us = 0.0;
+    for (int i = 0; i < ls.count; ++i) {
+        const cvc_gather_params *g = &ls.l[i].u.g;
+        const int64_t ktiles = cvc_ceil_div(g->split_k, k->tile_k);
+        const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / (PEAK_FLOP_PER_SM_US * MMA_RATE);
+        const double load_us = (double)k->tile_m * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_a * eb)) +
+                               (double)k->tile_n * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_b * eb));
+        const double tile_us = (double)ktiles * fmax(mma_us, load_us) + TILE_FIXED_US;
+        us += (double)cvc_ceil_div(ls.l[i].grid, sms) * tile_us + LAUNCH_US * (i > 0);
+    }
+    free(ls.l);
+    const convcat_problem *p = &v->p;
+    const double bytes = (double)v->in_pixels * p->c * v->a_bytes + (double)p->k * v->taps * v->cg * v->b_bytes +
+                         (double)v->pixels * p->k * v->out_bytes;
+    const double dram_us = bytes / DRAM_BYTES_PER_US + (double)ls.workspace_bytes * 2.0 / DRAM_BYTES_PER_US;
+    return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + (ls.reduce_grid ? LAUNCH_US : 0.0);
+}
