@@ -1,0 +1,102 @@
+"""The direct family: depthwise convolution (one channel per group) on CUDA cores.
+
+Depthwise layers move bytes, not multiply-adds: a direct convolution from a
+tile of the input in shared memory, f32 FMAs, one pass over each tensor.
+space.py owns the key and the one `is_valid`; for schedule "direct" it hands
+the key to `why_invalid` and `derive` here.  One template,
+templates/direct_conv.cu.j2, serves fprop, dgrad and wgrad on sm_90a and
+sm_100a.
+
+The key's tile is the output block: tile M = its rows (1 in 1D), tile N its
+columns, tile K its channels; stages 1.  fprop and dgrad give each thread
+`vec` channels (16 bytes) of `strip` consecutive output pixels of one row.
+wgrad walks blocks of dy: each thread sums, over a slice of them, its
+channels' products for a unit of taps (one filter row of up to `unit_taps`
+taps), and writes its sums to the workspace, where KEY_reduce adds them.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from . import space
+
+SCHEDULE = "direct"
+DTYPES = (("f16", "f16", "f32", "f16"), ("bf16", "bf16", "f32", "bf16"), ("tf32", "tf32", "f32", "f32"),
+          ("f32", "f32", "f32", "f32"))
+STRIP = 4                     # fprop/dgrad: outputs of one thread along W
+WGRAD_THREADS = 256
+UNIT_TAPS = 8                 # wgrad: taps of one unit (a filter row, or 8 taps of a longer one)
+UNITS_PER_THREAD = 2          # wgrad: units one thread sums
+SMEM_BUDGET = 113 * 1024      # two CTAs per SM
+# Filter widths (and W strides) whose taps the fprop/dgrad inner loop has compiled in: the
+# input window of a thread's strip is loaded once per filter row, not once per tap.
+FAST = ((3, 1), (3, 2), (5, 1), (5, 2), (7, 1), (7, 2))
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    key: space.Key
+    threads: int
+    vec: int                  # channels of one thread (16 bytes of the input type)
+    strip: int
+    lanes: int                # channel vectors of a block
+    smem_bytes: int           # the most a problem may use (its input tile and filter table)
+
+
+def vec(key: space.Key) -> int:
+    return 16 // space.ELEM_BYTES[key.a]
+
+
+def derive(key: space.Key) -> Config:
+    v = vec(key)
+    lanes = key.tile_k // v
+    threads = WGRAD_THREADS if key.op == "wgrad" else lanes * key.tile_m * (key.tile_n // STRIP)
+    return Config(key=key, threads=threads, vec=v, strip=STRIP, lanes=lanes, smem_bytes=SMEM_BUDGET)
+
+
+def why_invalid(key: space.Key) -> str | None:
+    if (key.cluster_m, key.cluster_n) != (1, 1) or key.dynamic:
+        return f"schedule direct: cluster {key.cluster_m}x{key.cluster_n}: 1x1 only"
+    if (key.a, key.b, key.acc, key.out) not in DTYPES:
+        return (f"schedule direct: types {key.a} x {key.b} -> {key.acc} -> {key.out}: f16, bf16, tf32 or f32 "
+                "to the same type (tf32 and f32 compute in f32)")
+    if key.stages != 1:
+        return f"schedule direct: stages {key.stages}: 1 (a block's tile loads once)"
+    v = vec(key)
+    if key.tile_k % v or key.tile_k > 256:
+        return f"schedule direct: tile K {key.tile_k} channels: a multiple of {v} (16 bytes a thread), at most 256"
+    if key.tile_n % STRIP:
+        return f"schedule direct: tile N {key.tile_n} columns: a multiple of the {STRIP}-pixel strip"
+    if key.dims == 1 and key.tile_m != 1:
+        return f"schedule direct: tile M {key.tile_m}: a 1D block is one row"
+    if key.tile_m > 16 or key.tile_n > 64 or (key.dims > 1 and key.tile_m < 2):
+        return (f"schedule direct: block {key.tile_m}x{key.tile_n}: 2..16 rows (1 in 1D) of at most 64 columns, "
+                "so that its input tile fits shared memory")
+    cfg = derive(key)
+    if key.op != "wgrad" and (cfg.threads % 32 or not 64 <= cfg.threads <= 512):
+        return (f"schedule direct: {cfg.lanes} channel vectors x {key.tile_m} rows x {key.tile_n // STRIP} strips = "
+                f"{cfg.threads} threads: a multiple of 32 in 64..512")
+    if key.op == "wgrad" and cfg.lanes > WGRAD_THREADS // 8:
+        return f"schedule direct: tile K {key.tile_k}: a wgrad block's {cfg.lanes} channel vectors leave too few threads"
+    return None
+
+
+def capabilities(key: space.Key) -> dict:
+    cfg = derive(key)
+    return dict(family="direct", flags=("SPLITS_K",) if key.op == "wgrad" else (), acc_regs=0, wg_n=0, mma_n=0,
+                c_align=1, k_align=1, max_stride=0, groups_mode="depthwise",
+                vec_mask=sum(1 << (v.bit_length() - 1) for v in (8, 4, 2, 1) if v <= cfg.vec),
+                block_vec=cfg.vec, block_strip=cfg.strip, smem_bytes=cfg.smem_bytes, threads=cfg.threads,
+                max_taps=UNIT_TAPS * 64 if key.op == "wgrad" else 0)
+
+
+def context(key: space.Key) -> dict:
+    cfg = derive(key)
+    eb = space.ELEM_BYTES[key.a]
+    t = "f32" if key.a in ("tf32", "f32") else key.a
+    return dict(key=key.name(), op=key.op, dims=key.dims, ab=key.a, t=t, eb=eb, bp=key.tile_m, bq=key.tile_n,
+                bc=key.tile_k, vec=cfg.vec, strip=cfg.strip, lanes=cfg.lanes, threads=cfg.threads,
+                fast=[dict(s=s, st=st, win=(STRIP - 1) * st + s) for s, st in FAST] if key.op != "wgrad" else [],
+                unit_taps=UNIT_TAPS, units_per_thread=UNITS_PER_THREAD,
+                elem_t="float" if eb == 4 else "uint16_t", words=cfg.vec * eb // 4,
+                axes=list(range(3 - key.dims, 3)))

@@ -1,0 +1,209 @@
+/* direct.c: the direct family (templates/direct_conv.cu.j2, depthwise convolution): its rules,
+ * its time model and the parameters of its launches.
+ *
+ * fprop and dgrad compute output blocks (tile M rows x tile N columns x tile K channels) from
+ * an input tile in shared memory whose extents this file computes from the problem (the
+ * kernel reads them from its parameters); wgrad sums slices of dy's blocks into f32 partial
+ * sums in the workspace.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define FMA_PER_SM_US (128 * 1.6e3)   /* f32 FMAs per SM per microsecond */
+#define FMA_OVERHEAD 2.2              /* instructions per useful FMA: loads, conversions, addresses */
+#define DRAM_BYTES_PER_US 4.3e6
+#define LAUNCH_US 2.0
+#define COORD_LIMIT (INT64_C(1) << 29)
+#define WGRAD_UNIT_TAPS 8             /* a wgrad unit of taps: the template's UNIT_TAPS */
+
+/* How a direct kernel computes a problem: the blocks' tensor, the input tile and mode. */
+typedef struct shape {
+    int mode, flip;
+    int stride[3], pad[3], dil[3];
+    int tile[3];
+    int out_ext[3], in_ext[3];
+    int in_c, out_c;
+} shape;
+
+static void shape_of(const cvc_entry *e, const cvc_view *v, shape *s)
+{
+    const convcat_problem *p = &v->p;
+    const int block[3] = {1, e->k.tile_m, e->k.tile_n};
+    memset(s, 0, sizeof *s);
+    const bool dgrad = e->k.op == CONVCAT_DGRAD;
+    s->mode = dgrad && v->strided;
+    s->flip = dgrad && !v->strided;
+    for (int a = 0; a < 3; ++a) {
+        s->dil[a] = p->dilation[a];
+        s->in_ext[a] = dgrad ? v->out[a] : v->in[a];
+        s->out_ext[a] = dgrad ? v->in[a] : v->out[a];
+        if (!dgrad) {   /* fprop; wgrad: the blocks are dy's, the tile is x under them */
+            s->stride[a] = p->stride[a];
+            s->pad[a] = p->pad_lo[a];
+            s->tile[a] = (int)((int64_t)(block[a] - 1) * p->stride[a] + v->reach[a] + 1);
+        } else if (!v->strided) {   /* the correlation of dy with the filter turned around */
+            s->stride[a] = 1;
+            s->pad[a] = (int)(v->reach[a] - p->pad_lo[a]);
+            s->tile[a] = (int)(block[a] - 1 + v->reach[a] + 1);
+        } else {   /* dx pixel h takes dy[(h + pad - tap * dil) / stride] where it divides */
+            s->stride[a] = p->stride[a];
+            s->pad[a] = p->pad_lo[a];
+            s->tile[a] = (int)((block[a] - 1 + v->reach[a]) / p->stride[a] + 2);
+        }
+    }
+    s->in_c = dgrad ? p->k : p->c;
+    s->out_c = dgrad ? p->c : p->k;
+    if (e->k.op != CONVCAT_WGRAD)   /* fprop and dgrad read one depth slice of the tile a pass */
+        s->tile[0] = 1;
+}
+
+/* Shared memory of a launch: the input tile (fprop and dgrad: one depth slice of it) and fprop/dgrad's
+ * f32 filter table of one depth tap (wgrad: its dy block). */
+static int64_t smem_of(const cvc_entry *e, const cvc_view *v, const shape *s)
+{
+    const int64_t eb = v->a_bytes, bc = e->k.tile_k;
+    const int64_t tile = ((int64_t)s->tile[0] * s->tile[1] * s->tile[2] * bc * eb + 15) / 16 * 16;
+    if (e->k.op == CONVCAT_WGRAD)
+        return tile + (int64_t)e->k.tile_m * e->k.tile_n * bc * eb;
+    return tile + (int64_t)v->filt[1] * v->filt[2] * bc * 4;
+}
+
+/* wgrad: units of taps (a filter row, or WGRAD_UNIT_TAPS of a longer one) and thread groups. */
+static void wgrad_groups(const cvc_entry *e, const cvc_view *v, int *units, int *unit_groups, int *pixel_groups)
+{
+    const int lanes = e->k.tile_k / e->block_vec, per_lane = e->threads / lanes;
+    *units = (int)(v->filt[0] * v->filt[1] * cvc_ceil_div(v->filt[2], WGRAD_UNIT_TAPS));
+    *unit_groups = *units;
+    *pixel_groups = *units > 0 ? per_lane / *units : 0;
+}
+
+convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why, size_t n)
+{
+    static const char *const axis[3] = {"D", "H", "W"};
+    for (int a = 0; a < 3; ++a)
+        if (v->in[a] >= COORD_LIMIT || v->out[a] >= COORD_LIMIT || v->reach[a] >= COORD_LIMIT ||
+            v->p.pad_lo[a] >= COORD_LIMIT || (int64_t)v->out[a] * v->p.stride[a] >= COORD_LIMIT) {
+            cvc_say(why, n, "extents, padding or filter reach along %s of 2^29 or more: the direct kernel's "
+                    "coordinates are below 2^30", axis[a]);
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+    if (v->pixels > INT32_MAX || v->in_pixels > INT32_MAX || (int64_t)v->p.k * v->taps > INT32_MAX) {
+        cvc_say(why, n, "%lld output pixels: past the direct kernel's 32-bit block index", (long long)v->pixels);
+        return CONVCAT_ERR_UNSUPPORTED;
+    }
+    shape s;
+    shape_of(e, v, &s);
+    const int64_t smem = smem_of(e, v, &s);
+    if (smem > e->smem_bytes) {
+        cvc_say(why, n, "filter %dx%dx%d at strides (%d, %d, %d), dilations (%d, %d, %d): this kernel's %dx%dx%d blocks "
+                "need %lld bytes of input tile and filters, more than its %d", v->filt[0], v->filt[1], v->filt[2],
+                v->p.stride[0], v->p.stride[1], v->p.stride[2], v->p.dilation[0], v->p.dilation[1], v->p.dilation[2],
+                e->k.tile_m, e->k.tile_n, e->k.tile_k, (long long)smem, e->smem_bytes);
+        return CONVCAT_ERR_UNSUPPORTED;
+    }
+    if (e->k.op == CONVCAT_WGRAD) {
+        int units, ug, pg;
+        wgrad_groups(e, v, &units, &ug, &pg);
+        if (pg < 1) {
+            cvc_say(why, n, "filter %dx%dx%d: %d units of taps, more than this wgrad kernel's %d threads per channel "
+                    "vector; a kernel of fewer channels per block takes it", v->filt[0], v->filt[1], v->filt[2],
+                    units, e->threads / (e->k.tile_k / e->block_vec));
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+    }
+    return CONVCAT_OK;
+}
+
+/* The widest load of the kernel's dividing the channels of `in` (and of dy for wgrad). */
+static int load_vec(const cvc_entry *e, int chans)
+{
+    for (int v = 8; v > 1; v /= 2)
+        if ((e->vec_mask & v) && chans % v == 0)
+            return v;
+    return 1;
+}
+
+convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
+{
+    const convcat_problem *p = &v->p;
+    memset(out, 0, sizeof *out);
+    out->l = calloc(1, sizeof *out->l);
+    if (!out->l)
+        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory planning a launch");
+    out->count = 1;
+    shape s;
+    shape_of(e, v, &s);
+    cvc_direct_params d = {0};
+    d.n = p->n;
+    d.mult = v->kg;
+    d.in_c = s.in_c, d.out_c = s.out_c;
+    d.mode = s.mode, d.flip = s.flip;
+    for (int a = 0; a < 3; ++a) {
+        d.in_ext[a] = s.in_ext[a], d.out_ext[a] = s.out_ext[a];
+        d.filt[a] = v->filt[a];
+        d.stride[a] = s.stride[a], d.pad[a] = s.pad[a], d.dil[a] = s.dil[a];
+        d.tile_ext[a] = s.tile[a];
+    }
+    d.blocks[0] = s.out_ext[0];
+    d.blocks[1] = (int32_t)cvc_ceil_div(s.out_ext[1], e->k.tile_m);
+    d.blocks[2] = (int32_t)cvc_ceil_div(s.out_ext[2], e->k.tile_n);
+    d.chan_blocks = (int32_t)cvc_ceil_div(s.out_c, e->k.tile_k);
+    d.vec = load_vec(e, s.in_c);
+    if (e->k.op == CONVCAT_WGRAD) {
+        d.vec = load_vec(e, p->c) < load_vec(e, p->k) ? load_vec(e, p->c) : load_vec(e, p->k);
+        wgrad_groups(e, v, &d.units, &d.unit_groups, &d.pixel_groups);
+        /* Slices of at least 4 blocks, at most 256 a channel block: sized by the problem, not the
+         * device, so that the workspace (and the reduction) stays a small part of the traffic. */
+        const int64_t blocks = (int64_t)p->n * d.blocks[0] * d.blocks[1] * d.blocks[2];
+        int64_t slices = cvc_ceil_div(blocks, 4);
+        if (slices > 256)
+            slices = 256;
+        (void)sms;
+        d.blocks_per_slice = (int32_t)cvc_ceil_div(blocks, slices);
+        d.slices = (int32_t)cvc_ceil_div(blocks, d.blocks_per_slice);
+        d.out_elems = (int64_t)p->k * v->taps;
+        out->workspace_bytes = (size_t)d.slices * d.pixel_groups * (size_t)d.out_elems * sizeof(float);
+        const int64_t rblocks = cvc_ceil_div(d.out_elems, 256);
+        out->reduce_grid = (unsigned)(rblocks < 8 * sms ? rblocks : 8 * sms);
+        out->l[0].grid = (unsigned)((int64_t)d.chan_blocks * d.slices);
+    } else {
+        out->l[0].grid = (unsigned)((int64_t)p->n * d.blocks[0] * d.blocks[1] * d.blocks[2] * d.chan_blocks);
+    }
+    out->l[0].block = (unsigned)e->threads;
+    out->l[0].smem = (unsigned)smem_of(e, v, &s);
+    out->l[0].u.d = d;
+    return CONVCAT_OK;
+}
+
+double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
+{
+    const convcat_problem *p = &v->p;
+    shape s;
+    shape_of(e, v, &s);
+    /* Work of whole blocks (part-blocks at the edges count whole) and whole channel blocks. */
+    const int64_t blocks = (int64_t)p->n * s.out_ext[0] * cvc_ceil_div(s.out_ext[1], e->k.tile_m) *
+                           cvc_ceil_div(s.out_ext[2], e->k.tile_n) * cvc_ceil_div(s.out_c, e->k.tile_k);
+    const double outputs = (double)blocks * e->k.tile_m * e->k.tile_n * e->k.tile_k;
+    const double taps = e->k.op == CONVCAT_DGRAD && v->strided ? (double)v->taps / ((double)p->stride[0] * p->stride[1] * p->stride[2])
+                                                               : (double)v->taps;
+    const bool fast = e->k.op != CONVCAT_WGRAD && p->dilation[2] == 1 && (p->s == 3 || p->s == 5 || p->s == 7) &&
+                      p->stride[2] <= 2 && !(e->k.op == CONVCAT_DGRAD && v->strided);
+    const double compute_us = outputs * taps * FMA_OVERHEAD * (fast ? 0.6 : 1.0) / (FMA_PER_SM_US * sms);
+    /* The tensors once each; the input tiles' halos again (from L2, at half weight). */
+    const double in_bytes = (double)(e->k.op == CONVCAT_DGRAD ? v->pixels * p->k : v->in_pixels * p->c) * v->a_bytes;
+    const double out_bytes = (double)(e->k.op == CONVCAT_DGRAD ? v->in_pixels * p->c : v->pixels * p->k) * v->out_bytes;
+    const double halo = (double)s.tile[1] * s.tile[2] / ((double)e->k.tile_m * e->k.tile_n * p->stride[1] * p->stride[2]);
+    const double dram_us = (in_bytes * (1.0 + 0.5 * fmax(halo - 1.0, 0.0)) + out_bytes) / DRAM_BYTES_PER_US;
+    double us = fmax(compute_us, dram_us) + 0.3 * fmin(compute_us, dram_us) + LAUNCH_US;
+    if (e->k.op == CONVCAT_WGRAD) {
+        cvc_launches ls;
+        if (cvc_direct_launches(e, v, sms, &ls) != CONVCAT_OK)
+            return INFINITY;
+        free(ls.l);
+        us += (double)ls.workspace_bytes * 2.0 / DRAM_BYTES_PER_US + LAUNCH_US;
+    }
+    return us;
+}
