@@ -1,6 +1,10 @@
 /* test_gpu.c: every kernel of a catalog (fprop, dgrad, wgrad) against the GPU reference.
  *
- *   test_gpu [CATALOG] [--match TEXT]     (CATALOG defaults to $CONVCAT_TEST_CATALOG)
+ *   test_gpu [CATALOG] [--match TEXT[,TEXT...]] [--seed N]
+ *
+ * CATALOG defaults to $CONVCAT_TEST_CATALOG; --match keeps the kernels whose key contains one of
+ * the texts; --seed sets the base seed of the random data (default: the time; printed first,
+ * and every failure prints its problem's seed, so a failure can be run again).
  *
  * One CUnit test per kernel of the device's arch, named by its key.  Each
  * runs the kernel on ~20 problems of its op and dimensionality on fresh
@@ -430,6 +434,136 @@ static const shape wgrad_tf32_3d[] = {
     AB(2, 8, 14, 14, 20, 24, 3, 3, 3, V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1), 0.5f, 0.75f), /* beta */
 };
 
+/* ---- the gather family: grouped problems of any c and k per group (every op) -------- */
+
+/* GK(n, d, h, w, C, K, groups, t, r, s, pad, stride, dilation): the same padding, stride and dilation
+ * along every axis the problem has (t = 1 and d = 1 for 2D; also r = 1, h = 1 for 1D). */
+#define GK2(n, h, w, c, k, g, r, s, pad, st, dl) \
+    {g, {n, 1, h, w, c, k, 1, r, s, {0, pad, pad}, {0, pad, pad}, {1, st, st}, {1, dl, dl}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}}
+#define GK1(n, w, c, k, g, s, pad, st, dl) \
+    {g, {n, 1, 1, w, c, k, 1, 1, s, {0, 0, pad}, {0, 0, pad}, {1, 1, st}, {1, 1, dl}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}}
+#define GK3(n, d, h, w, c, k, g, t, pad, st, dl) \
+    {g, {n, d, h, w, c, k, t, t, t, {pad, pad, pad}, {pad, pad, pad}, {st, st, st}, {dl, dl, dl}, 1.0f, 0.0f, 0, \
+         CONVCAT_ACT_NONE}}
+
+static const grouped_shape any_groups_2d[] = {
+    GK2(2, 9, 11, 16, 32, 16, 3, 3, 1, 1, 1),       /* c = 1, k = 2 */
+    GK2(2, 10, 9, 32, 32, 16, 3, 3, 1, 1, 1),       /* c = 2 */
+    GK2(2, 9, 9, 16, 32, 8, 3, 3, 1, 1, 1),         /* c = 2, k = 4 */
+    GK2(4, 14, 14, 128, 128, 32, 3, 3, 1, 1, 1),    /* c = 4: ResNeXt's first stage */
+    GK2(2, 15, 17, 128, 128, 32, 3, 3, 1, 2, 1),    /* c = 4, stride 2 */
+    GK2(2, 11, 13, 64, 128, 8, 3, 3, 1, 1, 1),      /* c = 8, k = 16 */
+    GK2(2, 12, 12, 96, 192, 4, 3, 3, 2, 1, 2),      /* c = 24, k = 48, dilation 2 */
+    GK2(2, 9, 9, 128, 64, 2, 1, 1, 0, 1, 1),        /* c = 64, k = 32, 1x1 */
+    GK2(2, 8, 9, 9, 15, 3, 3, 3, 1, 1, 1),          /* c = 3, k = 5 */
+    GK2(2, 13, 11, 40, 60, 5, 5, 5, 2, 2, 1),       /* c = 8, k = 12, 5x5 stride 2 */
+    GK2(8, 28, 28, 64, 64, 16, 3, 3, 1, 1, 1),      /* c = 4, long pixel reduction (wgrad splits) */
+    {8, {2, 1, 9, 11, 64, 64, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE}},
+    /* ^ c = 8, alpha and beta */
+    {4, {2, 1, 7, 9, 48, 96, 1, 2, 4, {0, 0, 1}, {0, 1, 2}, {1, 1, 2}, {1, 2, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}},
+    /* ^ c = 12, k = 24, even taps, asymmetric padding, mixed stride and dilation */
+};
+
+static const grouped_shape any_groups_1d[] = {
+    GK1(2, 57, 16, 32, 16, 3, 1, 1, 1),             /* c = 1, k = 2 */
+    GK1(2, 99, 32, 32, 8, 5, 2, 2, 1),              /* c = 4, stride 2 */
+    GK1(2, 64, 96, 96, 2, 128, 64, 1, 1),           /* c = 48: wav2vec2's positional convolution */
+    GK1(2, 81, 24, 40, 4, 7, 3, 1, 2),              /* c = 6, k = 10, dilation 2 */
+    GK1(16, 784, 32, 64, 4, 3, 1, 1, 1),            /* c = 8, k = 16, long pixel reduction */
+};
+
+static const grouped_shape any_groups_3d[] = {
+    GK3(2, 5, 7, 9, 16, 32, 8, 3, 1, 1, 1),         /* c = 2, k = 4 */
+    GK3(2, 6, 9, 11, 96, 48, 4, 3, 1, 2, 1),        /* c = 24, k = 12, stride 2 */
+    GK3(1, 4, 6, 6, 12, 12, 12, 3, 1, 1, 1),        /* c = 1 */
+    GK3(2, 4, 8, 8, 64, 64, 2, 1, 0, 1, 1),         /* c = 32, 1x1x1 */
+};
+
+/* ---- odd and small channel counts (groups 1): the stems, squeeze-and-excite, classifiers -- */
+
+static const shape odd_channels_2d[] = {
+    P2(2, 9, 9, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),          /* C = 1 */
+    P2(2, 37, 35, 3, 64, 7, 7, 3, 3, 3, 3, 2, 2, 1, 1),       /* the ResNet stem: C = 3, 7x7 stride 2 */
+    P2(2, 32, 32, 3, 96, 4, 4, 0, 0, 0, 0, 4, 4, 1, 1),       /* ConvNeXt's: 4x4 stride 4 */
+    P2(2, 48, 48, 3, 64, 16, 16, 0, 0, 0, 0, 16, 16, 1, 1),   /* ViT's patches: 16x16 stride 16 */
+    P2(2, 11, 13, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),        /* C = 5, K = 3 */
+    P2(2, 10, 10, 12, 45, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),      /* C = 12, K = 45 */
+    P2(2, 9, 9, 45, 1, 3, 3, 1, 1, 1, 1, 2, 2, 1, 1),         /* C = 45, K = 1, stride 2 */
+    P2(64, 1, 1, 96, 4, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),        /* squeeze: 1x1 on 1x1, K = 4 */
+    P2(64, 1, 1, 6, 144, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),       /* excite: C = 6 */
+    P2(2, 16, 16, 256, 21, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),     /* a classifier: K = 21 */
+    P2(2, 12, 12, 3, 3, 5, 5, 2, 2, 2, 2, 1, 1, 2, 2),        /* C = K = 3, dilation 2 */
+    {2, 1, 11, 9, 3, 5, 1, 3, 3, {0, 1, 0}, {0, 0, 2}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE},
+    /* ^ asymmetric padding, alpha, beta */
+    {2, 1, 9, 9, 5, 45, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 1, CONVCAT_ACT_RELU},
+    /* ^ bias and ReLU (fprop; dgrad and wgrad run it plain) */
+};
+
+static const shape odd_channels_1d[] = {
+    P1(2, 1605, 1, 64, 10, 0, 0, 5, 1),      /* wav2vec2's front end: C = 1, 10 taps, stride 5 */
+    P1(2, 101, 3, 5, 3, 1, 1, 1, 1),         /* C = 3, K = 5 */
+    P1(2, 64, 45, 12, 5, 2, 2, 2, 1),        /* C = 45, K = 12, stride 2 */
+    P1(2, 99, 12, 1, 3, 2, 2, 1, 2),         /* K = 1, dilation 2 */
+};
+
+static const shape odd_channels_3d[] = {
+    {2, 4, 19, 17, 3, 64, 1, 7, 7, {0, 3, 3}, {0, 3, 3}, {1, 2, 2}, {1, 1, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE},
+    /* ^ S3D's stem: C = 3, 1x7x7, stride 1x2x2 */
+    P3(2, 5, 7, 9, 5, 12, 3, 3, 3, 1, 1, 1),         /* C = 5, K = 12 */
+    P3(2, 4, 6, 6, 45, 3, 1, 1, 1, 0, 1, 1),         /* C = 45, K = 3, 1x1x1 */
+};
+
+/* ---- depthwise (the direct family; gather kernels run them too): groups = C -------------- */
+
+/* DW(n, d, h, w, C, mult, t, r, s, pad_lo, pad_hi, stride, dilation): K = mult * C, D/T/pads
+ * given per axis D, H, W. */
+#define DW(n, d, h, w, c, mult, t, r, s, lo, hi, st, dl) {c, {n, d, h, w, c, (c) * (mult), t, r, s, lo, hi, st, dl, \
+                                                           1.0f, 0.0f, 0, CONVCAT_ACT_NONE}}
+
+static const grouped_shape depthwise_2d[] = {
+    DW(2, 1, 14, 15, 32, 1, 1, 3, 3, V3(0, 1, 1), V3(0, 1, 1), V3(1, 1, 1), V3(1, 1, 1)),   /* 3x3 */
+    DW(2, 1, 17, 19, 96, 1, 1, 3, 3, V3(0, 1, 1), V3(0, 1, 1), V3(1, 2, 2), V3(1, 1, 1)),   /* 3x3 stride 2 */
+    DW(2, 1, 13, 12, 144, 1, 1, 5, 5, V3(0, 2, 2), V3(0, 2, 2), V3(1, 1, 1), V3(1, 1, 1)),  /* 5x5 */
+    DW(2, 1, 21, 23, 64, 1, 1, 5, 5, V3(0, 2, 2), V3(0, 2, 2), V3(1, 2, 2), V3(1, 1, 1)),   /* 5x5 stride 2 */
+    DW(2, 1, 14, 14, 96, 1, 1, 7, 7, V3(0, 3, 3), V3(0, 3, 3), V3(1, 1, 1), V3(1, 1, 1)),   /* 7x7 */
+    DW(2, 1, 19, 17, 64, 1, 1, 7, 7, V3(0, 3, 3), V3(0, 3, 3), V3(1, 2, 2), V3(1, 1, 1)),   /* 7x7 stride 2 */
+    DW(2, 1, 16, 16, 40, 1, 1, 3, 3, V3(0, 2, 2), V3(0, 2, 2), V3(1, 1, 1), V3(1, 2, 2)),   /* dilation 2 */
+    DW(2, 1, 13, 11, 24, 1, 1, 3, 3, V3(0, 0, 2), V3(0, 2, 0), V3(1, 1, 1), V3(1, 1, 1)),   /* asymmetric padding */
+    DW(2, 1, 12, 12, 32, 2, 1, 3, 3, V3(0, 1, 1), V3(0, 1, 1), V3(1, 1, 1), V3(1, 1, 1)),   /* multiplier 2 */
+    DW(2, 1, 11, 9, 16, 1, 1, 4, 6, V3(0, 1, 2), V3(0, 2, 3), V3(1, 1, 1), V3(1, 1, 1)),    /* even taps, 4x6 */
+    DW(2, 1, 9, 10, 45, 1, 1, 3, 3, V3(0, 1, 1), V3(0, 1, 1), V3(1, 1, 1), V3(1, 1, 1)),    /* C = 45 */
+    DW(2, 1, 10, 10, 7, 3, 1, 3, 3, V3(0, 1, 1), V3(0, 1, 1), V3(1, 2, 2), V3(1, 1, 1)),    /* C = 7, multiplier 3, stride 2 */
+    DW(4, 1, 56, 56, 96, 1, 1, 3, 3, V3(0, 1, 1), V3(0, 1, 1), V3(1, 1, 1), V3(1, 1, 1)),   /* large */
+    DW(2, 1, 15, 15, 48, 1, 1, 6, 6, V3(0, 2, 2), V3(0, 3, 3), V3(1, 3, 3), V3(1, 1, 1)),   /* 6x6 stride 3 */
+    DW(2, 1, 9, 13, 8, 1, 1, 3, 5, V3(0, 1, 2), V3(0, 1, 2), V3(1, 2, 1), V3(1, 1, 2)),     /* mixed strides, dilations */
+    {64, {2, 1, 12, 14, 64, 64, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE}},
+    /* ^ alpha and beta */
+    {32, {2, 1, 12, 14, 32, 32, 1, 7, 7, {0, 3, 3}, {0, 3, 3}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 1, CONVCAT_ACT_GELU}},
+    /* ^ bias and GELU (fprop; dgrad and wgrad run it plain) */
+    {16, {2, 1, 9, 9, 16, 16, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1.0f, 1.0f, 1, CONVCAT_ACT_SILU}},
+    /* ^ bias, residual and SiLU */
+};
+
+static const grouped_shape depthwise_1d[] = {
+    DW(2, 1, 1, 200, 64, 1, 1, 1, 31, V3(0, 0, 15), V3(0, 0, 15), V3(1, 1, 1), V3(1, 1, 1)),   /* Conformer's 31 taps */
+    DW(2, 1, 1, 101, 48, 1, 1, 1, 3, V3(0, 0, 1), V3(0, 0, 1), V3(1, 1, 1), V3(1, 1, 1)),
+    DW(2, 1, 1, 99, 32, 1, 1, 1, 5, V3(0, 0, 2), V3(0, 0, 2), V3(1, 1, 2), V3(1, 1, 1)),      /* stride 2 */
+    DW(2, 1, 1, 120, 24, 1, 1, 1, 15, V3(0, 0, 14), V3(0, 0, 14), V3(1, 1, 1), V3(1, 1, 2)),  /* dilation 2 */
+    DW(2, 1, 1, 64, 1, 1, 1, 1, 3, V3(0, 0, 1), V3(0, 0, 1), V3(1, 1, 1), V3(1, 1, 1)),       /* C = 1 */
+    DW(2, 1, 1, 77, 7, 2, 1, 1, 9, V3(0, 0, 3), V3(0, 0, 5), V3(1, 1, 1), V3(1, 1, 1)),       /* C = 7, multiplier 2 */
+    DW(8, 1, 1, 400, 128, 1, 1, 1, 7, V3(0, 0, 3), V3(0, 0, 3), V3(1, 1, 1), V3(1, 1, 1)),    /* larger */
+};
+
+static const grouped_shape depthwise_3d[] = {
+    DW(2, 5, 7, 9, 32, 1, 3, 3, 3, V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1), V3(1, 1, 1)),     /* 3x3x3 */
+    DW(2, 9, 11, 13, 24, 1, 5, 5, 5, V3(2, 2, 2), V3(2, 2, 2), V3(2, 2, 2), V3(1, 1, 1)),   /* 5x5x5 stride 2 */
+    DW(1, 8, 9, 9, 16, 1, 7, 7, 7, V3(3, 3, 3), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1)),     /* 7x7x7 */
+    DW(2, 4, 10, 10, 48, 1, 1, 3, 3, V3(0, 1, 1), V3(0, 1, 1), V3(1, 1, 1), V3(1, 1, 1)),   /* 1x3x3 */
+    DW(2, 6, 6, 6, 40, 1, 3, 1, 1, V3(1, 0, 0), V3(1, 0, 0), V3(1, 1, 1), V3(1, 1, 1)),     /* 3x1x1 */
+    DW(2, 6, 8, 8, 16, 2, 3, 3, 3, V3(2, 2, 2), V3(2, 2, 2), V3(1, 1, 1), V3(2, 2, 2)),     /* dilation 2, multiplier 2 */
+    DW(2, 5, 6, 7, 5, 1, 3, 3, 3, V3(1, 1, 1), V3(1, 1, 1), V3(1, 2, 2), V3(1, 1, 1)),      /* C = 5, stride 2 */
+};
+
 /* ---- the lists by op and dims, and the problems of the checker and autotune tests */
 
 typedef struct shape_list {
@@ -449,6 +583,9 @@ typedef struct grouped_list {
 } grouped_list;
 static const grouped_list grouped[3] = {LIST(grouped_1d), LIST(grouped_2d), LIST(grouped_3d)};   /* [dims - 1] */
 static const shape_list wgrad_tf32_lists[3] = {LIST(wgrad_tf32_1d), LIST(wgrad_tf32_2d), LIST(wgrad_tf32_3d)};
+static const grouped_list any_groups[3] = {LIST(any_groups_1d), LIST(any_groups_2d), LIST(any_groups_3d)};
+static const shape_list odd_channels[3] = {LIST(odd_channels_1d), LIST(odd_channels_2d), LIST(odd_channels_3d)};
+static const grouped_list depthwise[3] = {LIST(depthwise_1d), LIST(depthwise_2d), LIST(depthwise_3d)};
 
 /* The checker's problems: many outputs (>= 100k), each a sum of few enough
  * terms (|ref| ~ 10) that a wrong 100 is always an outlier. */
@@ -498,6 +635,12 @@ static long long halo_by_design;   /* strides and wide filters halo kernels refu
 static long long raster_runs;   /* runs with CONVCAT_RASTER_BAND=3 */
 static long long chained_runs;  /* fprop pairs run back to back, the second reading the first's output */
 static long long grouped_runs, grouped_by_design;   /* grouped wgrad: run, refused by kernels not made for it */
+static long long family_runs[4];     /* problems run per kernel family (CONVCAT_FAMILY_*) */
+static long long direct_by_design;   /* depthwise problems a direct kernel's tile or thread budget refuses */
+/* [op][dims - 1][A type][problem]: a direct kernel of that op, dims and type ran the depthwise problem
+ * (and passed); and which (op, dims, type) have direct kernels.  Every depthwise problem must have
+ * run on one of its family's kernels: a refusal by design is only a refusal of one block size. */
+static char direct_ran[3][3][8][32], direct_kernels[3][3][8];
 static size_t first_kernel[3] = {(size_t)-1, (size_t)-1, (size_t)-1};   /* per op: the checker's and autotune's */
 
 static const char *const op_names[3] = {"fprop", "dgrad", "wgrad"};
@@ -533,23 +676,29 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
     const unsigned seed = base_seed + (unsigned)(index * 131 + (size_t)no);
     const int strided = p.stride[0] > 1 || p.stride[1] > 1 || p.stride[2] > 1;
     if (convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK && e->op == CONVCAT_DGRAD && strided &&
-        strstr(why, "no room for the strided")) {
+        strstr(why, "has no strided (row-scattering) epilogue")) {
         ++by_design;   /* 128-accumulator dgrad kernels run unit stride only (the rules say so) */
         return 0;
     }
     if (convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK && e->schedule == CONVCAT_HALO &&
         (strstr(why, "a halo kernel reads each output block's input pixels as one tile") ||
-         strstr(why, "a halo kernel's input tile reaches"))) {
+         strstr(why, "halo kernel's input tile reaches"))) {
         ++halo_by_design;   /* halo kernels: unit stride, filters reaching 2 pixels past a block */
         return 0;
     }
     if (p.groups > 1 && convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK &&
-        strstr(why, "grouped wgrad needs a kernel of tile M == tile N and cluster M 1")) {
-        ++grouped_by_design;   /* only wgrad kernels of tile M == N, cluster M 1 run grouped problems */
+        strstr(why, "this kernel takes groups = 1")) {
+        ++grouped_by_design;   /* only wgrad TMA kernels of tile M == N, cluster M 1 run grouped problems */
+        return 0;
+    }
+    if (e->family == CONVCAT_FAMILY_DIRECT && convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK &&
+        (strstr(why, "bytes of input tile and filters, more than its") || strstr(why, "units of taps, more than"))) {
+        ++direct_by_design;   /* a smaller block (or fewer channels a block) of the family takes it */
         return 0;
     }
     grouped_runs += p.groups > 1;
     ++runs;
+    ++family_runs[e->family & 3];
     if (convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK) {
         ++failures;
         printf("\n  %s problem %d refused: %s", e->key, no, why);
@@ -706,6 +855,31 @@ static void test_dynamic_entries_of_another_arch_are_refused(void)
     printf(" (%zu dynamic-cluster entries of another arch)", seen);
 }
 
+/* A grouped list on a kernel; `plain`: without bias and activation (dgrad, wgrad). */
+static int run_grouped(size_t index, const convcat_entry_info *e, const grouped_list *g, int first)
+{
+    int ran = 0;
+    for (size_t i = 0; i < g->count; ++i) {
+        shape sh = g->shapes[i].sh;
+        if (e->op != CONVCAT_FPROP)
+            sh.bias = 0, sh.act = CONVCAT_ACT_NONE;
+        ran += check_one(index, e, &sh, g->shapes[i].groups, first + (int)i);
+    }
+    return ran;
+}
+
+static int run_list(size_t index, const convcat_entry_info *e, const shape_list *l, int first)
+{
+    int ran = 0;
+    for (size_t i = 0; i < l->count; ++i) {
+        shape sh = l->shapes[i];
+        if (e->op != CONVCAT_FPROP)
+            sh.bias = 0, sh.act = CONVCAT_ACT_NONE;
+        ran += check_one(index, e, &sh, 1, first + (int)i);
+    }
+    return ran;
+}
+
 static void test_kernel(void)
 {
     const char *key = CU_get_current_test()->pName;
@@ -716,6 +890,26 @@ static void test_kernel(void)
     CU_ASSERT_FATAL((int)e.op >= 0 && (int)e.op < 3 && e.dims >= 1 && e.dims <= 3);
     const shape_list *set = &lists[e.op][e.dims - 1];
     int ran = 0;
+    if (e.family == CONVCAT_FAMILY_DIRECT) {   /* depthwise problems only (problems 400..) */
+        const grouped_list *dw = &depthwise[e.dims - 1];
+        for (size_t i = 0; i < dw->count; ++i) {
+            shape sh = dw->shapes[i].sh;
+            if (e.op != CONVCAT_FPROP)
+                sh.bias = 0, sh.act = CONVCAT_ACT_NONE;
+            const long long before = failures;
+            if (check_one(index, &e, &sh, dw->shapes[i].groups, 400 + (int)i) && failures == before) {
+                ++ran;
+                direct_ran[e.op][e.dims - 1][e.a_type & 7][i] = 1;
+            }
+        }
+        direct_kernels[e.op][e.dims - 1][e.a_type & 7] = 1;
+        if (ran < 3) {
+            ++failures;
+            printf("\n  %s ran %d depthwise problems: fewer than 3", key, ran);
+        }
+        CU_ASSERT_TRUE(ran >= 3);
+        return;
+    }
     for (size_t i = 0; i < set->count; ++i)
         ran += check_one(index, &e, &set->shapes[i], 1, (int)i);
     if (e.op == CONVCAT_WGRAD && e.a_type == CONVCAT_TF32) {   /* problems numbered on after the op's list */
@@ -728,6 +922,17 @@ static void test_kernel(void)
         printf("\n  %s ran %d problems of %zu: fewer than %d", key, ran, set->count, MIN_RUNS);
     }
     CU_ASSERT_TRUE(ran >= MIN_RUNS);
+    if (e.family == CONVCAT_FAMILY_GATHER) {   /* any groups, odd channels, depthwise (problems 500..) */
+        int more = run_grouped(index, &e, &any_groups[e.dims - 1], 500);
+        more += run_list(index, &e, &odd_channels[e.dims - 1], 600);
+        more += run_grouped(index, &e, &depthwise[e.dims - 1], 700);
+        if (e.op == CONVCAT_WGRAD)
+            more += run_grouped(index, &e, &grouped[e.dims - 1], 100);
+        printf("(%d grouped, odd-channel and depthwise problems run) ", more);
+        if (e.op == CONVCAT_FPROP && e.a_type == e.out_type)
+            check_chained(index, &e);
+        return;
+    }
     /* The op's list again with the sm90a tiles walked in raster bands of 3 rows (the rule keeps
      * these sizes N-fastest): fresh data, problems numbered from 200. */
     setenv("CONVCAT_RASTER_BAND", "3", 1);
@@ -787,6 +992,28 @@ static int lists_are_valid(void)
                     ++bad;
                 }
             }
+            const grouped_list *gl[2] = {&any_groups[dims - 1], &depthwise[dims - 1]};
+            for (int j = 0; j < 2; ++j)
+                for (size_t i = 0; i < gl[j]->count; ++i) {
+                    const grouped_shape *gs = &gl[j]->shapes[i];
+                    convcat_problem p = problem_for((convcat_op)op, dims, CONVCAT_BF16, CONVCAT_BF16, CONVCAT_BF16,
+                                                    &gs->sh);
+                    p.groups = gs->groups;
+                    if (convcat_problem_output(&p, NULL, NULL, NULL) != CONVCAT_OK ||
+                        (j == 1 && gs->groups != gs->sh.c)) {
+                        fprintf(stderr, "test_gpu: %s %dD %s problem %zu is not valid: %s\n", op_names[op], dims,
+                                j ? "depthwise" : "grouped", i, convcat_last_error());
+                        ++bad;
+                    }
+                }
+            for (size_t i = 0; i < odd_channels[dims - 1].count; ++i) {
+                const convcat_problem p = problem_for((convcat_op)op, dims, CONVCAT_BF16, CONVCAT_BF16, CONVCAT_BF16,
+                                                      &odd_channels[dims - 1].shapes[i]);
+                if (convcat_problem_output(&p, NULL, NULL, NULL) != CONVCAT_OK) {
+                    fprintf(stderr, "test_gpu: odd-channel %dD problem %zu: %s\n", dims, i, convcat_last_error());
+                    ++bad;
+                }
+            }
             if (l->count < MIN_RUNS + 5) {
                 fprintf(stderr, "test_gpu: %s %dD: only %zu problems\n", op_names[op], dims, l->count);
                 ++bad;
@@ -795,13 +1022,52 @@ static int lists_are_valid(void)
     return bad == 0;
 }
 
+/* After the kernels: each depthwise problem ran on at least one direct kernel of every op, dims and
+ * type the catalog has direct kernels for. */
+static void test_every_depthwise_problem_ran_on_a_direct_kernel(void)
+{
+    int checked = 0;
+    for (int op = 0; op < 3; ++op)
+        for (int d = 0; d < 3; ++d)
+            for (int t = 0; t < 8; ++t) {
+                if (!direct_kernels[op][d][t])
+                    continue;
+                for (size_t i = 0; i < depthwise[d].count; ++i, ++checked)
+                    if (!direct_ran[op][d][t][i]) {
+                        printf("\n  %s %dD %s depthwise problem %zu ran on no direct kernel", op_names[op], d + 1,
+                               convcat_dtype_name((convcat_dtype)t), 400 + i);
+                        CU_FAIL("a depthwise problem no direct kernel ran");
+                    }
+            }
+    printf("(%d problem x kernel kinds) ", checked);
+}
+
+/* Does `key` contain one of the comma-separated texts of `match`? */
+static int matches(const char *key, const char *match)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", match);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        if (strstr(key, t))
+            return 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *path = getenv("CONVCAT_TEST_CATALOG"), *match = NULL;
+    long seed = -1;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--match") == 0 && i + 1 < argc)
             match = argv[++i];
-        else
+        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+            char *end;
+            seed = strtol(argv[++i], &end, 10);
+            if (*end || seed < 0 || seed > 0xffffffffL) {
+                fprintf(stderr, "test_gpu: --seed takes 0..4294967295\n");
+                return 2;
+            }
+        } else
             path = argv[i];
     }
     if (!path) {
@@ -828,7 +1094,7 @@ int main(int argc, char **argv)
     catalog = cat;
     convcat_arch arch;
     convcat_device_arch(&arch, NULL);
-    base_seed = (unsigned)time(NULL);
+    base_seed = seed >= 0 ? (unsigned)seed : (unsigned)time(NULL);
     printf("device %s, catalog %s, base seed %u\n", name, path, base_seed);
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 99;
@@ -838,11 +1104,12 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < convcat_count(cat); ++i) {
         convcat_entry_info e;
         convcat_entry_info_get(cat, i, &e);
-        if ((int)e.op < 0 || (int)e.op > 2 || e.arch != arch || (match && !strstr(e.key, match)))
+        if ((int)e.op < 0 || (int)e.op > 2 || e.arch != arch || (match && !matches(e.key, match)))
             continue;
         CU_add_test(suites[e.op], e.key, test_kernel);
-        if (per_op[e.op]++ == 0)
+        if (first_kernel[e.op] == (size_t)-1 && e.family != CONVCAT_FAMILY_DIRECT)   /* dense problems */
             first_kernel[e.op] = i;
+        ++per_op[e.op];
         ++registered;
     }
     static const CU_TestFunc checkers[3] = {test_checker_fprop, test_checker_dgrad, test_checker_wgrad};
@@ -850,7 +1117,7 @@ int main(int argc, char **argv)
     if (registered) {
         CU_pSuite checks = CU_add_suite("checker and autotune", NULL, NULL);
         for (int op = 0; op < 3; ++op) {
-            if (!per_op[op])
+            if (first_kernel[op] == (size_t)-1)
                 continue;
             char n1[96], n2[96];
             snprintf(n1, sizeof n1, "checker_catches_one_bad_element_%s", op_names[op]);
@@ -861,6 +1128,8 @@ int main(int argc, char **argv)
     }
     CU_add_test(CU_add_suite("dynamic clusters", NULL, NULL), "dynamic_entries_of_another_arch_are_refused",
                 test_dynamic_entries_of_another_arch_are_refused);
+    CU_add_test(CU_add_suite("depthwise coverage", NULL, NULL), "every_depthwise_problem_ran_on_a_direct_kernel",
+                test_every_depthwise_problem_ran_on_a_direct_kernel);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     const unsigned failed = CU_get_number_of_tests_failed();
@@ -868,9 +1137,12 @@ int main(int argc, char **argv)
            " (%lld strided dgrad problems refused by design: 128-accumulator kernels)\n"
            "raster bands of 3 tile rows: %lld of those runs; chained fprop pairs: %lld\n"
            "grouped wgrad: %lld runs, %lld problems refused by design (kernels of tile M != N or cluster M > 1)\n"
-           "halo kernels: %lld problems refused by design (strided, or filters reaching past the input tile)\n",
+           "halo kernels: %lld problems refused by design (strided, or filters reaching past the input tile)\n"
+           "by family: %lld TMA, %lld gather, %lld direct problem runs; %lld depthwise problems refused by design "
+           "(a direct block's tile or threads; other direct kernels take them)\n",
            registered, per_op[0], per_op[1], per_op[2], runs, failures, failed, by_design, raster_runs, chained_runs,
-           grouped_runs, grouped_by_design, halo_by_design);
+           grouped_runs, grouped_by_design, halo_by_design, family_runs[CONVCAT_FAMILY_TMA],
+           family_runs[CONVCAT_FAMILY_GATHER], family_runs[CONVCAT_FAMILY_DIRECT], direct_by_design);
     CU_cleanup_registry();
     convcat_close(cat);
     return failed || registered == 0 ? 1 : 0;

@@ -62,8 +62,11 @@ extern "C" __global__ void cvc_ref_fill(void *p, long long n, int t, unsigned se
         store(p, i, t, lo + (hi - lo) * (hash(i, seed) * (1.0f / 4294967296.0f)));
 }
 
+// y[n,z,p,q,k] = sum over t, r, s, j of x[n, window, g*cg + j] * w[k,t,r,s,j], filter k of group
+// g = k / (K / groups) reading that group's cg = C / groups channels.
 extern "C" __global__ void cvc_ref_fprop(const void *x, const void *w, float *out, cvc_ref_conv cv)
 {
+    const int cg = cv.c / cv.groups, kg = cv.k / cv.groups;
     const long long total = (long long)cv.n * cv.z * cv.p * cv.q * cv.k;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
          i += (long long)gridDim.x * blockDim.x) {
@@ -88,9 +91,9 @@ extern "C" __global__ void cvc_ref_fprop(const void *x, const void *w, float *ou
                     const int wi = q * cv.str_w - cv.pad_w + s * cv.dil_w;
                     if (wi < 0 || wi >= cv.w)
                         continue;
-                    const long long xo = ((((long long)n * cv.d + di) * cv.h + hi) * cv.w + wi) * cv.c;
-                    const long long wo = ((((long long)k * cv.t + t) * cv.r + r) * cv.s + s) * cv.c;
-                    for (int c = 0; c < cv.c; ++c)
+                    const long long xo = ((((long long)n * cv.d + di) * cv.h + hi) * cv.w + wi) * cv.c + k / kg * cg;
+                    const long long wo = ((((long long)k * cv.t + t) * cv.r + r) * cv.s + s) * cg;
+                    for (int c = 0; c < cg; ++c)
                         acc += load(x, xo + c, cv.x_type) * load(w, wo + c, cv.w_type);
                 }
             }
@@ -99,12 +102,14 @@ extern "C" __global__ void cvc_ref_fprop(const void *x, const void *w, float *ou
     }
 }
 
-// dx[n,d,h,w,c] = sum over k, t, r, s of dy[n,z,p,q,k] * w[k,t,r,s,c] for the
-// output pixels (z, p, q) with z*str_d - pad_d + t*dil_d == d (and so for h, w).
+// dx[n,d,h,w,c] = sum over k, t, r, s of dy[n,z,p,q,k] * w[k,t,r,s,c - g*cg] for the
+// output pixels (z, p, q) with z*str_d - pad_d + t*dil_d == d (and so for h, w), over the
+// filters k of channel c's group g = c / cg.
 extern "C" __global__ void cvc_ref_dgrad(const void *dy, const void *w, float *out, cvc_ref_conv cv)
 {
+    const int cg = cv.c / cv.groups, kg = cv.k / cv.groups;
     const long long total = (long long)cv.n * cv.d * cv.h * cv.w * cv.c;
-    const long long k_stride = (long long)cv.t * cv.r * cv.s * cv.c;   // w from one k to the next
+    const long long k_stride = (long long)cv.t * cv.r * cv.s * cg;   // w from one k to the next
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
          i += (long long)gridDim.x * blockDim.x) {
         const int c = (int)(i % cv.c);
@@ -131,9 +136,10 @@ extern "C" __global__ void cvc_ref_dgrad(const void *dy, const void *w, float *o
                     if (qs < 0 || qs % cv.str_w != 0 || qs / cv.str_w >= cv.q)
                         continue;
                     const int q = qs / cv.str_w;
-                    const long long yo = ((((long long)n * cv.z + z) * cv.p + p) * cv.q + q) * cv.k;
-                    const long long wo = (((long long)t * cv.r + r) * cv.s + s) * cv.c + c;
-                    for (int k = 0; k < cv.k; ++k)
+                    const int g = c / cg;
+                    const long long yo = ((((long long)n * cv.z + z) * cv.p + p) * cv.q + q) * cv.k + g * kg;
+                    const long long wo = (((long long)g * kg * cv.t * cv.r + (long long)t * cv.r + r) * cv.s + s) * cg + c % cg;
+                    for (int k = 0; k < kg; ++k)
                         acc += load(dy, yo + k, cv.y_type) * load(w, wo + k * k_stride, cv.w_type);
                 }
             }

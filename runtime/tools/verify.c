@@ -136,9 +136,8 @@ static convcat_status make_buffers(const cvc_driver *drv, const reference *ref, 
     memset(b, 0, sizeof *b);
     if (p->op != CONVCAT_FPROP && p->op != CONVCAT_DGRAD && p->op != CONVCAT_WGRAD)
         return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "verify: unknown op %d", (int)p->op);
-    if ((p->groups != 1 && p->op != CONVCAT_WGRAD) || p->mode != CONVCAT_CROSS_CORRELATION)
-        return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "verify: the reference computes cross-correlation, grouped for "
-                        "wgrad only");
+    if (p->mode != CONVCAT_CROSS_CORRELATION)
+        return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "verify: the reference computes cross-correlation");
     if (p->groups < 1 || p->c % p->groups || p->k % p->groups)
         return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "verify: groups = %d must divide C = %d and K = %d", p->groups,
                         p->c, p->k);
