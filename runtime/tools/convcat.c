@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "convcat.h"
+#include "coverage.h"
 #include "verify.h"
 
 #ifndef CONVCAT_BUILD_CATALOG
@@ -70,6 +71,7 @@ static const char usage_main[] =
     "  info   one kernel's index entry\n"
     "  query  the kernels that can run a problem, ranked by a time model, and why not the others\n"
     "  run    run a kernel on the GPU, verify it against a reference, time it, or autotune\n"
+    "  coverage  which rows of problem files (bench/*.txt) the catalog can run, per data type\n"
     "  help   this text, or a command's (convcat help query)\n"
     "\n"
     "--catalog PATH: the catalog file; several are queried together (a key in more than one is\n"
@@ -117,6 +119,14 @@ static const char usage_run[] =
     "poisons the output with NaN and compares with a direct convolution of\n"
     "act(alpha * conv + bias + beta * C) (dgrad, wgrad: alpha * conv + beta * C; no bias or act).\n"
     "--time N prints the median of N launches.\n"
+    "\n";
+
+static const char usage_coverage[] =
+    "usage: convcat coverage FILE... [--dtypes T,T,...] [--arch sm90a|sm100a] [--json]\n"
+    "\n"
+    "For every row of every problem file (the columns of bench/layers.txt) and every type (default\n"
+    "f16,bf16,tf32): the number of kernels that can run it and the time model's pick, or the reason\n"
+    "the kernel closest to it gives.  Needs no GPU.  Exit status 1 when a row and type has no kernel.\n"
     "\n";
 
 static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -185,9 +195,9 @@ static convcat_dtype parse_dtype(const char *s)
 
 /* ---- options ------------------------------------------------------------- */
 
-enum { CMD_LIST, CMD_INFO, CMD_QUERY, CMD_RUN, CMD_COUNT };
-static const char *const cmd_names[CMD_COUNT] = {"list", "info", "query", "run"};
-static const char *const cmd_usage[CMD_COUNT] = {usage_list, usage_info, usage_query, usage_run};
+enum { CMD_LIST, CMD_INFO, CMD_QUERY, CMD_RUN, CMD_COVERAGE, CMD_COUNT };
+static const char *const cmd_names[CMD_COUNT] = {"list", "info", "query", "run", "coverage"};
+static const char *const cmd_usage[CMD_COUNT] = {usage_list, usage_info, usage_query, usage_run, usage_coverage};
 
 typedef struct opts {
     convcat_problem p;
@@ -198,6 +208,8 @@ typedef struct opts {
     float alpha, beta;
     int op_filter;
     const char *match, *cache;
+    convcat_dtype dtypes[8];
+    int ndtypes;
     const char *catalogs[MAX_CATALOGS];
     int ncatalogs;
 } opts;
@@ -215,6 +227,7 @@ static void print_usage(FILE *f, int cmd)
 #define F_QUERY 4
 #define F_RUN 8
 #define F_JSON 16
+#define F_COVER 32
 
 static int allowed(int cmd)
 {
@@ -222,6 +235,7 @@ static int allowed(int cmd)
     case CMD_LIST: return F_LIST | F_JSON;
     case CMD_INFO: return F_JSON;
     case CMD_QUERY: return F_PROBLEM | F_QUERY | F_JSON;
+    case CMD_COVERAGE: return F_COVER | F_JSON;
     default: return F_PROBLEM | F_RUN;
     }
 }
@@ -314,7 +328,17 @@ static int set_flag(opts *o, int cmd, const char *flag, const char *val)
         if (strcmp(val, "xcorr") != 0 && strcmp(val, "conv") != 0)
             return fail(2, "--mode is xcorr or conv, not '%s'", val);
         o->p.mode = val[0] == 'c' ? CONVCAT_CONVOLUTION : CONVCAT_CROSS_CORRELATION;
-    } else if (strcmp(flag, "arch") == 0 && (ok & (F_LIST | F_QUERY))) {
+    } else if (strcmp(flag, "dtypes") == 0 && (ok & F_COVER)) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", val);
+        o->ndtypes = 0;
+        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            const convcat_dtype d = parse_dtype(t);
+            if (!d || o->ndtypes == 8)
+                return fail(2, "--dtypes: '%s' is not a data type (f16, bf16, tf32, f32)", t);
+            o->dtypes[o->ndtypes++] = d;
+        }
+    } else if (strcmp(flag, "arch") == 0 && (ok & (F_LIST | F_QUERY | F_COVER))) {
         if ((o->arch = parse_enum(val, arch_name, 1, 2)) < 0)
             return fail(2, "--arch: unknown arch '%s' (sm90a, sm100a)", val);
     } else if ((strcmp(flag, "alpha") == 0 || strcmp(flag, "beta") == 0) && (ok & F_RUN)) {
@@ -417,11 +441,11 @@ static int parse_args(int argc, char **argv, int cmd, opts *o, char **pos, int m
 /* A problem the command line describes must be a convolution at all: 2 if not. */
 static int check_problem(int cmd, const convcat_problem *p)
 {
-    if (convcat_problem_output(p, NULL, NULL, NULL) != CONVCAT_OK)
-        return fail(2, "%s: invalid problem: %s", cmd_names[cmd], convcat_last_error());
-    if (p->c % p->groups || p->k % p->groups)
+    if (p->groups >= 1 && p->c >= 1 && p->k >= 1 && (p->c % p->groups || p->k % p->groups))
         return fail(2, "%s: invalid problem: --groups %d must divide C = %d and K = %d", cmd_names[cmd], p->groups,
                     p->c, p->k);
+    if (convcat_problem_output(p, NULL, NULL, NULL) != CONVCAT_OK)
+        return fail(2, "%s: invalid problem: %s", cmd_names[cmd], convcat_last_error());
     if (p->out_type == CONVCAT_TF32)
         return fail(2, "%s: invalid problem: tf32 is a math mode, not a tensor type: the output of a tf32 "
                     "convolution is f32 (--dtype tf32 sets that; --out_type f32)", cmd_names[cmd]);
@@ -558,6 +582,17 @@ static void json_str(const char *s)
     putchar('"');
 }
 
+static const char *family_name(convcat_family f)
+{
+    return f == CONVCAT_FAMILY_GATHER ? "gather" : f == CONVCAT_FAMILY_DIRECT ? "direct" : "tma";
+}
+
+static const char *groups_name(int mode)
+{
+    static const char *const names[] = {"1", "wgrad K == C", "any", "depthwise"};
+    return mode >= 0 && mode < 4 ? names[mode] : "?";
+}
+
 static void json_entry(const convcat_entry_info *e, const char *path)
 {
     printf("{\"key\": ");
@@ -567,11 +602,13 @@ static void json_entry(const convcat_entry_info *e, const char *path)
     printf(", \"arch\": \"%s\", \"op\": \"%s\", \"dims\": %d, \"a_type\": \"%s\", \"b_type\": \"%s\", "
            "\"acc_type\": \"%s\", \"out_type\": \"%s\", \"tile_m\": %d, \"tile_n\": %d, \"tile_k\": %d, "
            "\"stages\": %d, \"cluster_m\": %d, \"cluster_n\": %d, \"fallback_m\": %d, \"fallback_n\": %d, "
-           "\"schedule\": \"%s\", \"threads\": %d, \"smem_bytes\": %d, \"registers\": %d, \"code_bytes\": %zu}",
+           "\"schedule\": \"%s\", \"threads\": %d, \"smem_bytes\": %d, \"registers\": %d, \"code_bytes\": %zu, "
+           "\"family\": \"%s\", \"verified\": %s, \"groups\": \"%s\"}",
            convcat_arch_name(e->arch), convcat_op_name(e->op), e->dims, convcat_dtype_name(e->a_type),
            convcat_dtype_name(e->b_type), convcat_dtype_name(e->acc_type), convcat_dtype_name(e->out_type), e->tile_m,
            e->tile_n, e->tile_k, e->stages, e->cluster_m, e->cluster_n, e->fallback_m, e->fallback_n,
-           convcat_schedule_name(e->schedule), e->threads, e->smem_bytes, e->registers, e->code_bytes);
+           convcat_schedule_name(e->schedule), e->threads, e->smem_bytes, e->registers, e->code_bytes,
+           family_name(e->family), e->verified ? "true" : "false", groups_name(e->groups_mode));
 }
 
 static void json_problem(const convcat_problem *p)
@@ -652,7 +689,7 @@ static int cmd_list(const catalogs *c, const opts *o)
         json_catalogs(c);
         printf(", \"kernels\": [");
     } else {
-        printf("%-64s %7s %8s %5s %8s%s\n", "key", "threads", "smem KB", "regs", "code KB",
+        printf("%-64s %7s %8s %5s %8s %8s%s\n", "key", "threads", "smem KB", "regs", "code KB", "verified",
                c->n > 1 ? "  catalog" : "");
     }
     for (int ci = 0; ci < c->n; ++ci)
@@ -673,8 +710,8 @@ static int cmd_list(const catalogs *c, const opts *o)
                 printf("%s\n  ", shown ? "," : "");
                 json_entry(&e, c->path[ci]);
             } else {
-                printf("%-64s %7d %8.1f %5d %8.1f%s%s\n", e.key, e.threads, e.smem_bytes / 1024.0, e.registers,
-                       e.code_bytes / 1024.0, c->n > 1 ? "  " : "", c->n > 1 ? c->path[ci] : "");
+                printf("%-64s %7d %8.1f %5d %8.1f %8s%s%s\n", e.key, e.threads, e.smem_bytes / 1024.0, e.registers,
+                       e.code_bytes / 1024.0, e.verified ? "yes" : "no", c->n > 1 ? "  " : "", c->n > 1 ? c->path[ci] : "");
             }
             ++shown;
         }
@@ -710,6 +747,9 @@ static int cmd_info(const catalogs *c, const opts *o, const char *key)
                e.cluster_n, e.fallback_m, e.fallback_n);
     printf("launch       %d threads, %d bytes dynamic shared memory, %d registers\ncode         %zu bytes\n",
            e.threads, e.smem_bytes, e.registers, e.code_bytes);
+    printf("family       %s; groups: %s\nverified     %s\n", family_name(e.family), groups_name(e.groups_mode),
+           e.verified ? "yes: the GPU suite has run this arch's kernels of this family"
+                      : "no: compiled and statically checked only, never executed");
     if (c->n > 1)
         printf("catalog      %s\n", path_of(c, cat));
     return 0;
@@ -951,19 +991,21 @@ int main(int argc, char **argv)
         for (cmd = 0; cmd < CMD_COUNT && strcmp(argv[i], cmd_names[cmd]) != 0;)
             ++cmd;
         if (cmd == CMD_COUNT)
-            return fail(2, "help: unknown command %s (list, info, query, run)", argv[i]);
+            return fail(2, "help: unknown command %s (list, info, query, run, coverage)", argv[i]);
         print_usage(stdout, cmd);
         return 0;
     }
     if (cmd == CMD_COUNT)
         return fail(2, "unknown command %s (convcat --help)", name);
-    char *pos[1];
+    char *pos[16];
     int npos;
-    const int max_pos = cmd == CMD_RUN || cmd == CMD_INFO ? 1 : 0;
+    const int max_pos = cmd == CMD_RUN || cmd == CMD_INFO ? 1 : cmd == CMD_COVERAGE ? 16 : 0;
     int r = parse_args(argc - i, argv + i, cmd, &o, pos, max_pos, &npos);
     if (r)
         return r < 0 ? 0 : r;
-    if (npos != max_pos)
+    if (cmd == CMD_COVERAGE && npos == 0)
+        return fail(2, "coverage needs a problem file (convcat coverage --help)");
+    if (cmd != CMD_COVERAGE && npos != max_pos)
         return fail(2, "%s needs a kernel key%s (convcat %s --help)", cmd_names[cmd],
                     cmd == CMD_RUN ? ", auto or tune" : "", cmd_names[cmd]);
     if ((cmd == CMD_QUERY || cmd == CMD_RUN) && (r = check_problem(cmd, &o.p)) != 0)
@@ -975,6 +1017,12 @@ int main(int argc, char **argv)
     case CMD_LIST: r = cmd_list(&c, &o); break;
     case CMD_INFO: r = cmd_info(&c, &o, pos[0]); break;
     case CMD_QUERY: r = cmd_query(&c, &o); break;
+    case CMD_COVERAGE: {
+        static const convcat_dtype defaults[3] = {CONVCAT_F16, CONVCAT_BF16, CONVCAT_TF32};
+        r = cvc_coverage(c.cat, c.n, (const char *const *)pos, npos, o.ndtypes ? o.dtypes : defaults,
+                         o.ndtypes ? o.ndtypes : 3, (convcat_arch)o.arch, o.json, stdout);
+        break;
+    }
     default: r = cmd_run(&c, pos[0], &o);
     }
     close_catalogs(&c);
