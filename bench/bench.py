@@ -135,7 +135,8 @@ class EntryInfo(ctypes.Structure):
                 ("tile_k", ctypes.c_int), ("stages", ctypes.c_int), ("cluster_m", ctypes.c_int),
                 ("cluster_n", ctypes.c_int), ("schedule", ctypes.c_int), ("threads", ctypes.c_int),
                 ("smem_bytes", ctypes.c_int), ("registers", ctypes.c_int), ("code_bytes", ctypes.c_size_t),
-                ("fallback_m", ctypes.c_int), ("fallback_n", ctypes.c_int)]
+                ("fallback_m", ctypes.c_int), ("fallback_n", ctypes.c_int), ("family", ctypes.c_int),
+                ("verified", ctypes.c_int), ("groups_mode", ctypes.c_int)]
 
 
 # sizeof / offsetof as gcc 12 (x86_64, LP64) prints them from bench/struct_layout.c.
@@ -145,7 +146,8 @@ STRUCT_LAYOUT = {
     Candidate: (216, dict(ok=8, predicted_us=16, reason=24)),
     PlanInfo: (32, dict(grid=8, smem_bytes=20, workspace_bytes=24)),
     Tensors: (72, dict(c=24, alpha=32, beta=36, bias=40, activation=48, workspace=56, workspace_bytes=64)),
-    EntryInfo: (96, dict(arch=8, dims=16, tile_m=36, schedule=60, registers=72, code_bytes=80, fallback_m=88)),
+    EntryInfo: (112, dict(arch=8, dims=16, tile_m=36, schedule=60, registers=72, code_bytes=80, fallback_m=88,
+                          family=96, verified=100, groups_mode=104)),
 }
 C_NAMES = {Problem: "convcat_problem", Candidate: "convcat_candidate", PlanInfo: "convcat_plan_info",
            Tensors: "convcat_tensors", EntryInfo: "convcat_entry_info"}
@@ -332,6 +334,15 @@ def gemm_peak_tflops(n=8192):
     return 2.0 * n ** 3 / (ms * 1e-3) / 1e12
 
 
+def copy_tbs(nbytes=2 << 30):
+    """Device-to-device copy rate, bytes read + written per second (TB/s): the DRAM bound."""
+    import torch
+    a = torch.empty(nbytes // 2, device="cuda", dtype=torch.uint8).random_()
+    b = torch.empty_like(a)
+    ms = median_ms(lambda: b.copy_(a), iters=5, warm=3)
+    return 2.0 * a.numel() / (ms * 1e-3) / 1e12
+
+
 # ---------------------------------------------------------------------------
 # Tensors and cuDNN
 
@@ -351,7 +362,7 @@ def to_storage(t):
 class Case:
     """One row, op and dtype: the tensors (made once), cuDNN's call and its output as the reference."""
 
-    def __init__(self, r, op, dtype, g):
+    def __init__(self, r, op, dtype, g, timed=True):
         import torch
         F = torch.nn.functional
         dev, N, C, K, grp = DEVICE, r["N"], r["C"], r["K"], r["groups"]
@@ -384,8 +395,8 @@ class Case:
             y_t = to_torch(self.y) if g["dims"] > 1 else to_torch(self.y).contiguous()
             self.fn = lambda: torch.ops.aten.convolution_backward(
                 y_t, x_t, w_t, None, st, pad, dil, False, [0] * nd, grp, mask)
-        self.cudnn_ms = median_ms(self.fn)
-        self.cudnn_call_ms = call_ms(self.fn)
+        self.cudnn_ms = median_ms(self.fn) if timed else None
+        self.cudnn_call_ms = call_ms(self.fn) if timed else None
         self.ref = self.reference()
         # convcat writes a fresh tensor of the output's shape; the other two are the inputs above.
         self.out = torch.empty_like(self.ref, memory_format=torch.contiguous_format)
@@ -436,7 +447,7 @@ def rel_err(a, b):
 # convcat: every runnable candidate, checked then timed
 
 
-def run_candidate(cc, case, p, cand, stream, single_call=False):
+def run_candidate(cc, case, p, cand, stream, single_call=False, timed=True):
     """Plan, check against cuDNN (output poisoned with NaN first), time. A dict for the JSON."""
     import torch
     res = dict(key=cand["key"], index=cand["index"], predicted_us=cand["predicted_us"])
@@ -455,6 +466,8 @@ def run_candidate(cc, case, p, cand, stream, single_call=False):
         torch.cuda.synchronize()
         res["rel_err"] = rel_err(case.out, case.ref)
         res["grid"], res["cluster"] = info.grid, info.cluster
+        if not timed:
+            return res
         res["ms"] = median_ms(lambda: cc.run(plan, tref, stream))
         if single_call:
             res["call_ms"] = call_ms(lambda: cc.run(plan, tref, stream))
@@ -492,6 +505,20 @@ def bench_row(cc, r, op, dtype, args, sm_count, torch_dtype):
     row["runnable"] = len(ok)
     if not ok:
         row["status"] = f"skipped: no kernel can run it ({cc.why_none(p, not_ok)})"
+        return row
+    if args.check:   # the heuristic's pick against cuDNN on the same tensors, once, untimed
+        case = Case(r, op, torch_dtype, g, timed=False)
+        try:
+            stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+            c = run_candidate(cc, case, p, ok[0], stream, timed=False)
+            row["candidates"] = [c]
+            row["heuristic_key"] = c["key"]
+            row["rel_err"] = c.get("rel_err")
+            passed = "error" not in c and c["rel_err"] <= TOLERANCE
+            row["status"] = "ok" if passed else f"FAIL: {c.get('error') or 'rel. error %.3e' % c['rel_err']}"
+        finally:
+            del case
+            torch.cuda.empty_cache()
         return row
     case = Case(r, op, torch_dtype, g)
     try:
@@ -588,6 +615,11 @@ def print_row(row, peak):
     if row["status"].startswith("skipped"):
         print(f"{name:32s} {row['gflop']:8.1f}  {row['status']}", flush=True)
         return
+    if "cudnn_ms" not in row:   # --check: no timing
+        err = row.get("rel_err")
+        print(f"{name:32s} {row['gflop']:8.1f}  {row['status']:6s} rel. error {err if err is None else '%.2e' % err}  "
+              f"{row.get('heuristic_key', '-')}", flush=True)
+        return
     b, c, h = row.get("best_tflops"), row["cudnn_tflops"], row.get("heuristic_tflops")
     line = (f"{name:32s} {row['gflop']:8.1f} {fmt(c, '7.1f')} {fmt(h, '7.1f')} {fmt(b, '7.1f')} "
             f"{fmt(ratio(b, c), '6.2f')} {fmt(row.get('heuristic_over_best'), '6.2f')} {fmt(ratio(b, peak), '6.2f')} "
@@ -640,10 +672,24 @@ def print_geomeans(rows):
 # Main
 
 
+# Classes of layers (--classes), by their shape alone.
+CLASSES = {
+    "depthwise": lambda r: r["groups"] > 1 and r["groups"] == r["C"],
+    "grouped": lambda r: 1 < r["groups"] < r["C"],
+    "stem": lambda r: r["groups"] == 1 and r["C"] <= 4 and r["H"] * r["W"] * r["D"] >= 4096,
+    "odd": lambda r: r["groups"] == 1 and (r["C"] % 8 or r["K"] % 8) and not CLASSES["stem"](r),
+    "dense": lambda r: r["groups"] == 1 and r["C"] % 8 == 0 and r["K"] % 8 == 0,
+}
+
+
 def jobs(rows, args):
-    """(row, op) pairs: the row's own op if chosen by --ops, or every --ops op with --all-ops."""
+    """(row, op) pairs: the row's own op if chosen by --ops, or every --ops op with --all-ops; only
+    the rows of --classes if given."""
     ops = args.ops.split(",")
+    classes = [CLASSES[c] for c in args.classes.split(",")] if getattr(args, "classes", None) else None
     for r in rows:
+        if classes and not any(c(r) for c in classes):
+            continue
         for op in (ops if args.all_ops else ([r["op"]] if r["op"] in ops else [])):
             yield r, op
 
@@ -652,7 +698,7 @@ def bench_all(cc, args, peak, sm_count):
     """One table per dtype, rows printed as they finish; the rows for the JSON."""
     import torch
     dts = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
-    todo = list(jobs(load(args.problems), args))
+    todo = [j for path in args.problems.split(",") for j in jobs(load(path), args)]
     out = []
     for dtype in args.dtypes.split(","):
         print(f"\n## {dtype}\n{HEAD}\n{HEAD2}")
@@ -675,22 +721,23 @@ def bench_all(cc, args, peak, sm_count):
 
 def bench(args):
     import torch
-    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.benchmark = not args.check
     torch.backends.cudnn.allow_tf32 = True
     torch.cuda.init()
     torch.zeros(1, device="cuda")   # the primary context is now current on this thread
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     cc = Convcat(args.lib, args.catalog)
-    peak = gemm_peak_tflops()
+    peak = gemm_peak_tflops() if not args.check else 0.0
+    copy = copy_tbs() if not args.check else 0.0
     print(f"# {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}, "
           f"cudnn {torch.backends.cudnn.version()}; catalog {args.catalog}: {len(cc.entries)} kernels")
-    print(f"# bf16 GEMM 8192^3 (torch.matmul): {peak:.1f} TFLOP/s = peak below")
+    print(f"# bf16 GEMM 8192^3 (torch.matmul): {peak:.1f} TFLOP/s = peak below; device copy {copy:.2f} TB/s")
     rows = bench_all(cc, args, peak, props.multi_processor_count)
     cc.close()
     if args.json:
         out = dict(device=props.name, sm_count=props.multi_processor_count, torch=torch.__version__,
                    cudnn=torch.backends.cudnn.version(), catalog=args.catalog, lib=args.lib,
-                   problems=args.problems, gemm_peak_tflops=peak, tolerance=TOLERANCE, rows=rows)
+                   problems=args.problems, gemm_peak_tflops=peak, copy_tbs=copy, tolerance=TOLERANCE, rows=rows)
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=1)
     failed = sum(r["status"].startswith("FAIL") for r in rows)
@@ -776,7 +823,7 @@ def selftest(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("problems", help="problem file, e.g. shared/bench/layers.txt")
+    ap.add_argument("problems", help="problem file(s), comma list, e.g. bench/layers.txt")
     ap.add_argument("--dtypes", default="bf16,fp16", help="comma list of bf16, fp16, fp32 (default bf16,fp16)")
     ap.add_argument("--ops", default="fprop", help="comma list of fprop, dgrad, wgrad (default fprop)")
     ap.add_argument("--all-ops", action="store_true", help="every --ops op for every row, not the row's own")
@@ -785,6 +832,9 @@ def main():
     ap.add_argument("--max-candidates", type=int, default=0, help="time only the N best-ranked kernels (0: all)")
     ap.add_argument("--json", help="write every row and candidate here")
     ap.add_argument("--selftest", action="store_true", help="CPU-only check of the ctypes binding and queries")
+    ap.add_argument("--classes", help=f"only rows of these classes ({', '.join(CLASSES)}), comma list")
+    ap.add_argument("--check", action="store_true",
+                    help="no timing: every row on the heuristic's pick once, checked against cuDNN (coverage runs)")
     args = ap.parse_args()
     for d in args.dtypes.split(","):
         if d not in DTYPES:
@@ -792,6 +842,9 @@ def main():
     for o in args.ops.split(","):
         if o not in OPS:
             ap.error(f"unknown op {o} ({', '.join(OPS)})")
+    for c in (args.classes or "").split(",") if args.classes else []:
+        if c not in CLASSES:
+            ap.error(f"unknown class {c} ({', '.join(CLASSES)})")
     return selftest(args) if args.selftest else bench(args)
 
 

@@ -24,7 +24,8 @@ int main(void)
     printf("\nconvcat_entry_info %zu", sizeof(convcat_entry_info));
     F(convcat_entry_info, arch); F(convcat_entry_info, dims); F(convcat_entry_info, tile_m);
     F(convcat_entry_info, schedule); F(convcat_entry_info, registers); F(convcat_entry_info, code_bytes);
-    F(convcat_entry_info, fallback_m);
+    F(convcat_entry_info, fallback_m); F(convcat_entry_info, family); F(convcat_entry_info, verified);
+    F(convcat_entry_info, groups_mode);
     printf("\n");
     return 0;
 }

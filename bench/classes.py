@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Per-class tables from bench.py --json results: convcat's heuristic pick against cuDNN.
+
+Usage:
+    python3 bench/classes.py RESULTS.json [...] [--classes depthwise,grouped,stem] [--rows]
+
+Rows are grouped by bench.py's CLASSES (depthwise, grouped, stem, odd, dense: by shape alone) and
+by op and dtype; per group the geomean of cuDNN time / convcat time (the heuristic's pick, kernel
+times of the same run) and the lowest row.  Depthwise rows also give the fraction of the run's
+device copy rate (bench.py's copy_tbs) that the bytes x + y + w, each once, reach in convcat's
+time.  No GPU needed.
+"""
+import argparse
+import json
+import math
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import bench  # noqa: E402
+
+ELEM = {"bf16": 2, "fp16": 2, "fp32": 4}
+
+
+def geomean(v):
+    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
+
+
+def problem_rows(d):
+    """name -> problem row, from the files the run read (comma list, or their copies in bench/)."""
+    out = {}
+    for path in d["problems"].split(","):
+        p = pathlib.Path(path)
+        if not p.exists():
+            p = pathlib.Path(__file__).resolve().parent / p.name
+        out.update({r["name"]: r for r in bench.load(str(p))})
+    return out
+
+
+def tensor_bytes(r, elem):
+    g = bench.geometry(r)
+    x = r["N"] * r["C"] * math.prod(g["sp_in"])
+    w = r["K"] * (r["C"] // r["groups"]) * math.prod(g["flt"])
+    y = r["N"] * r["K"] * math.prod(g["sp_out"])
+    return elem * (x + w + y)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("results", nargs="+")
+    ap.add_argument("--classes", default=",".join(bench.CLASSES))
+    ap.add_argument("--rows", action="store_true", help="print every row")
+    a = ap.parse_args()
+    groups = {}
+    for path in a.results:
+        d = json.load(open(path))
+        probs = problem_rows(d)
+        copy = d.get("copy_tbs") or 0.0
+        for row in d["rows"]:
+            r = probs.get(row["name"])
+            if r is None or not row.get("heuristic_ms") or not row.get("cudnn_ms"):
+                continue
+            for cls in a.classes.split(","):
+                if bench.CLASSES[cls](r):
+                    groups.setdefault((cls, row["op"], row["dtype"]), []).append((row, r, copy))
+    for (cls, op, dt), rows in sorted(groups.items()):
+        ratios = [row["cudnn_ms"] / row["heuristic_ms"] for row, _, _ in rows]
+        low = min(zip(ratios, rows), key=lambda t: t[0])
+        line = f"{cls:9s} {op:5s} {dt:4s} {len(rows):3d} rows: convcat / cuDNN geomean {geomean(ratios):.3f}, lowest " \
+               f"{low[0]:.3f} ({low[1][0]['name']})"
+        if cls == "depthwise":
+            fr = [tensor_bytes(r, ELEM[dt]) / (row["heuristic_ms"] * 1e-3) / 1e12 / c
+                  for row, r, c in rows if c]
+            if fr:
+                line += f"; copy-rate fraction geomean {geomean(fr):.2f}, highest {max(fr):.2f}"
+        print(line)
+        if a.rows:
+            print(f"  {'row':44s} {'cuDNN us':>9s} {'convcat us':>10s} {'ratio':>6s}  kernel")
+            for (row, r, c), q in sorted(zip(rows, ratios), key=lambda t: t[1]):
+                extra = ""
+                if cls == "depthwise" and c:
+                    extra = f"  {tensor_bytes(r, ELEM[dt]) / (row['heuristic_ms'] * 1e-3) / 1e12 / c:.2f} of copy"
+                print(f"  {row['name']:44s} {row['cudnn_ms'] * 1e3:9.1f} {row['heuristic_ms'] * 1e3:10.1f} {q:6.3f}  "
+                      f"{row.get('heuristic_key', '-')}{extra}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# On a GPU machine without Debian packages, from the source tree's root with .gpu/ (made by
+# scripts/gpu-stage.sh) beside it: run the GPU suite, compute-sanitizer on one kernel of every
+# family, the coverage check against cuDNN and the benchmarks.  Logs go to $OUT (default
+# /tmp/convcat-out); the last lines printed are a summary.
+#   scripts/gpu-run.sh [suite] [sanitize] [check] [bench]     (default: suite sanitize)
+# Environment: SUITE_MATCH (test_gpu --match), SUITE_SEED (--seed), SUITE_TIMEOUT;
+# CHECK_FILES, CHECK_DTYPES, CHECK_TIMEOUT; BENCH_FILE, BENCH_OPS, BENCH_DTYPES, BENCH_ARGS,
+# BENCH_TAG, BENCH_TIMEOUT.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/convcat-out}; mkdir -p "$out"
+what=${*:-suite sanitize}
+mkdir -p /tmp/cunit && dpkg -x .gpu/libcunit1_*.deb /tmp/cunit
+[ -f .gpu/convcat.catalog ] || xz -dk .gpu/convcat.catalog.xz
+export LD_LIBRARY_PATH=/tmp/cunit/usr/lib/x86_64-linux-gnu:$PWD/.gpu/lib
+export CONVCAT_CATALOG=$PWD/.gpu/convcat.catalog
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/gpu.txt"
+summary=()
+if [[ $what == *suite* ]]; then
+    args=(); [ -n "${SUITE_MATCH:-}" ] && args+=(--match "$SUITE_MATCH"); [ -n "${SUITE_SEED:-}" ] && args+=(--seed "$SUITE_SEED")
+    timeout "${SUITE_TIMEOUT:-500}" .gpu/test_gpu .gpu/convcat.catalog "${args[@]}" > "$out/gpu_suite.txt" 2>&1
+    rc=$?
+    grep -E "problem [0-9]+|FAILED|failed|refused" "$out/gpu_suite.txt" | head -30
+    summary+=("gpu suite (rc $rc): $(tail -6 "$out/gpu_suite.txt" | tr '\n' ' ')")
+fi
+if [[ $what == *sanitize* ]]; then
+    # One kernel of each shape of pipeline: TMA fprop (2x1 cluster, bias, residual, GELU), halo
+    # fprop, dgrad (2x1 cluster; strided: 4 phases, scattered rows, beta), wgrad (split-K;
+    # per-tap 3D; tf32's stage copy; grouped c = 8); gather fprop (grouped, C = 3 through
+    # registers), dgrad (strided, grouped), wgrad (split, odd C); direct fprop (7x7 with bias
+    # and SiLU), dgrad (stride 2, multiplier 2), wgrad (3D).
+    run_san() {   # tool name key problem...
+        local tool=$1 name=$2 key=$3; shift 3
+        local dt; dt=$(echo "$key" | cut -d_ -f4); local ot; ot=$(echo "$key" | cut -d_ -f7)
+        timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 .gpu/convcat run "$key" "$@" \
+            --a_type "$dt" --b_type "$dt" --out_type "$ot" --verify > "$out/san_${tool}_$name.txt" 2>&1
+        summary+=("compute-sanitizer $tool $name: rc $? $(grep -E 'ERROR SUMMARY|verify:' "$out/san_${tool}_$name.txt" | tr '\n' ' ')")
+    }
+    for tool in memcheck racecheck synccheck; do
+        run_san $tool fprop sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop \
+            --n 2 --h 9 --w 11 --c 72 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1 --bias --act gelu --alpha 0.5 --beta 0.75
+        run_san $tool fprop_halo sm90a_fprop_2d_bf16_bf16_f32_bf16_224x64x64_s10_c1x1_halo \
+            --n 3 --h 61 --w 21 --c 200 --k 72 --r 3 --s 3 --pad_h 1 --pad_w 1 --bias --act gelu --alpha 0.5 --beta 0.75
+        run_san $tool dgrad sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c2x1_coop --op dgrad \
+            --n 2 --h 9 --w 11 --c 72 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1 --alpha 0.5 --beta 0.75
+        run_san $tool dgrad_strided sm90a_dgrad_2d_f16_f16_f32_f16_128x128x64_s4_c1x1_coop --op dgrad \
+            --n 2 --h 15 --w 13 --c 72 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1 --stride_h 2 --stride_w 2 --beta 0.75
+        run_san $tool wgrad_split sm90a_wgrad_2d_f16_f16_f32_f16_128x64x64_s4_c2x1_coop --op wgrad \
+            --n 8 --h 28 --w 28 --c 64 --k 128 --r 3 --s 3 --pad_h 1 --pad_w 1 --beta 1
+        run_san $tool wgrad_3d sm90a_wgrad_3d_bf16_bf16_f32_bf16_64x128x64_s4_c1x1_pingpong --op wgrad \
+            --n 1 --d 5 --h 6 --w 7 --c 72 --k 136 --t 3 --r 3 --s 3 --pad_d 1 --pad_h 1 --pad_w 1
+        run_san $tool wgrad_tf32 sm90a_wgrad_2d_tf32_tf32_f32_f32_128x128x32_s4_c1x1_coop --op wgrad \
+            --n 4 --h 14 --w 14 --c 96 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1 --beta 0.5
+        run_san $tool wgrad_grouped sm90a_wgrad_2d_f16_f16_f32_f16_64x64x64_s4_c1x1_pingpong --op wgrad \
+            --n 2 --h 9 --w 11 --c 72 --k 72 --r 3 --s 3 --pad_h 1 --pad_w 1 --groups 9 --beta 0.75
+        run_san $tool gather_fprop sm90a_fprop_2d_bf16_bf16_f32_bf16_128x16x32_s3_c1x1_gather \
+            --n 2 --h 13 --w 11 --c 96 --k 48 --r 3 --s 3 --pad_h 1 --pad_w 1 --groups 8 --bias --act silu --beta 0.5
+        run_san $tool gather_stem sm90a_fprop_2d_f16_f16_f32_f16_128x64x32_s3_c1x1_gather \
+            --n 2 --h 29 --w 31 --c 3 --k 64 --r 7 --s 7 --pad_h 3 --pad_w 3 --stride_h 2 --stride_w 2
+        run_san $tool gather_dgrad sm90a_dgrad_2d_bf16_bf16_f32_bf16_64x32x32_s3_c1x1_gather --op dgrad \
+            --n 2 --h 15 --w 13 --c 24 --k 40 --r 3 --s 3 --pad_h 1 --pad_w 1 --stride_h 2 --stride_w 2 --groups 4 --beta 0.75
+        run_san $tool gather_wgrad sm90a_wgrad_2d_bf16_bf16_f32_bf16_32x64x32_s3_c1x1_gather --op wgrad \
+            --n 8 --h 28 --w 28 --c 3 --k 32 --r 3 --s 3 --pad_h 1 --pad_w 1 --beta 0.5
+        run_san $tool direct_fprop sm90a_fprop_2d_bf16_bf16_f32_bf16_4x16x64_s1_c1x1_direct \
+            --n 2 --h 19 --w 21 --c 96 --k 96 --r 7 --s 7 --pad_h 3 --pad_w 3 --groups 96 --bias --act silu --beta 0.5
+        run_san $tool direct_dgrad sm90a_dgrad_2d_f16_f16_f32_f16_8x16x64_s1_c1x1_direct --op dgrad \
+            --n 2 --h 17 --w 19 --c 40 --k 80 --r 3 --s 3 --pad_h 1 --pad_w 1 --stride_h 2 --stride_w 2 --groups 40
+        run_san $tool direct_wgrad sm90a_wgrad_3d_bf16_bf16_f32_bf16_4x16x64_s1_c1x1_direct --op wgrad \
+            --n 2 --d 5 --h 9 --w 11 --c 48 --k 48 --t 3 --r 3 --s 3 --pad_d 1 --pad_h 1 --pad_w 1 --groups 48
+    done
+fi
+if [[ $what == *check* ]]; then
+    # Every row of the problem files on the heuristic's pick, once, against cuDNN on the same tensors.
+    files=${CHECK_FILES:-bench/networks.txt,bench/resnet50.txt,bench/sd_unet.txt,bench/layers.txt}
+    PYTHONUNBUFFERED=1 timeout "${CHECK_TIMEOUT:-500}" python3 bench/bench.py "$files" --check \
+        --ops fprop,dgrad,wgrad --dtypes "${CHECK_DTYPES:-bf16,fp16,fp32}" --lib .gpu/lib/libconvcat.so \
+        --catalog .gpu/convcat.catalog --json "$out/check.json" > "$out/check.txt" 2>&1
+    rc=$?
+    grep -E "FAIL|skipped" "$out/check.txt" | head -30
+    summary+=("check (rc $rc): $(grep -c ' ok ' "$out/check.txt") ok, $(grep -c 'FAIL' "$out/check.txt") FAIL, $(grep -c 'skipped' "$out/check.txt") skipped")
+fi
+if [[ $what == *bench* ]]; then
+    PYTHONUNBUFFERED=1 timeout "${BENCH_TIMEOUT:-500}" python3 bench/bench.py "${BENCH_FILE:-bench/layers.txt}" \
+        --ops "${BENCH_OPS:-fprop}" --dtypes "${BENCH_DTYPES:-bf16,fp16}" ${BENCH_ARGS:-} --lib .gpu/lib/libconvcat.so \
+        --catalog .gpu/convcat.catalog --json "$out/bench${BENCH_TAG:-}.json" > "$out/bench${BENCH_TAG:-}.txt" 2>&1
+    summary+=("bench ${BENCH_FILE:-layers} rc $?")
+    grep -A8 "^geomean" "$out/bench${BENCH_TAG:-}.txt"
+fi
+printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"

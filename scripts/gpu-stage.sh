@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Pack a build for a GPU machine that has no Debian packages: the CLI, the GPU suite, the
+# library, the catalog (xz-compressed: a few hundred kernels' cubins pack ~30x) and CUnit's
+# shared library, into .gpu/ (ignored by git).  Copy .gpu/ and the source tree there, then run
+# scripts/gpu-run.sh from the tree's root.
+#   scripts/gpu-stage.sh [BUILD_DIR]      (default: build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+rm -rf .gpu && mkdir -p .gpu/lib
+cp "$build"/runtime/convcat "$build"/tests/test_gpu "$build"/catalog/convcat.catalog .gpu/
+cp -P "$build"/runtime/libconvcat.so* .gpu/lib/ 2>/dev/null || true
+(cd .gpu && apt-get download -qq libcunit1 2>/dev/null) || echo "gpu-stage: could not download libcunit1" >&2
+xz -T0 -6 .gpu/convcat.catalog   # -> .gpu/convcat.catalog.xz
+du -sh .gpu
