@@ -33,6 +33,12 @@ class _ConvcatConv:
         self._convcat_tag = rt.new_tag()
         rt.set_name(self._convcat_tag, name or self._convcat_default_name())
 
+    def __setstate__(self, state):
+        """Copies (copy.deepcopy, pickle) get their own tag: records of one layer are not another's."""
+        super().__setstate__(state)
+        if "_convcat_tag" in state:
+            self._convcat_retag(rt._names.get(state["_convcat_tag"]))
+
     def forward(self, input, residual=None):
         return self._conv_forward(input, self.weight, self.bias, residual)
 
