@@ -38,16 +38,8 @@ def _check(r, what):
         raise OSError(f"{what} failed (CUresult {r})")
 
 
-def ensure_context(ordinal):
-    """Make device `ordinal`'s primary context current on this thread unless a context of that
-    device already is."""
-    lib = driver()
-    ctx = ctypes.c_void_p()
-    _check(lib.cuCtxGetCurrent(ctypes.byref(ctx)), "cuCtxGetCurrent")
-    if ctx.value:
-        dev = ctypes.c_int()
-        if lib.cuCtxGetDevice(ctypes.byref(dev)) == 0 and dev.value == ordinal:
-            return
+def _primary_context(ordinal):
+    lib = driver()   # takes _lock itself: before, not inside
     with _lock:
         primary = _primary.get(ordinal)
         if primary is None:
@@ -56,4 +48,22 @@ def ensure_context(ordinal):
             primary = ctypes.c_void_p()
             _check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(primary), dev.value), "cuDevicePrimaryCtxRetain")
             _primary[ordinal] = primary
+        return primary
+
+
+def ensure_context(ordinal):
+    """Make device `ordinal`'s primary context current on this thread unless a context of that
+    device already is."""
+    lib = driver()
+    primary = _primary.get(ordinal)
+    if primary is None:
+        primary = _primary_context(ordinal)
+    ctx = ctypes.c_void_p()
+    _check(lib.cuCtxGetCurrent(ctypes.byref(ctx)), "cuCtxGetCurrent")
+    if ctx.value == primary.value:   # the common case: one driver call
+        return
+    if ctx.value:
+        dev = ctypes.c_int()
+        if lib.cuCtxGetDevice(ctypes.byref(dev)) == 0 and dev.value == ordinal:
+            return
     _check(lib.cuCtxSetCurrent(primary), "cuCtxSetCurrent")

@@ -280,5 +280,58 @@ class TestCatalog(unittest.TestCase):
             cat.query(self.problem())
 
 
+class TestContextShim(unittest.TestCase):
+    """convcat._cuda.ensure_context against a fake driver: one call when the device's primary context is
+    current, a switch when another device's is, nothing when a context of the device is."""
+
+    def test_ensure_context(self):
+        from convcat import _cuda
+        calls, state = [], {"cur": None}
+
+        def fn(name, impl):
+            def call(*a):
+                calls.append(name)
+                return impl(*a)
+            return call
+
+        def getcur(p):
+            p._obj.value = state["cur"]
+            return 0
+
+        def getdev(p):
+            p._obj.value = 1 if state["cur"] == 99 else 0
+            return 0
+
+        def devget(p, o):
+            p._obj.value = o
+            return 0
+
+        def retain(p, d):
+            p._obj.value = 1000 + d
+            return 0
+
+        def setcur(c):
+            state["cur"] = c.value
+            return 0
+
+        fake = type("FakeDriver", (), {})()
+        for name, impl in dict(cuCtxGetCurrent=getcur, cuCtxGetDevice=getdev, cuDeviceGet=devget,
+                               cuDevicePrimaryCtxRetain=retain, cuCtxSetCurrent=setcur).items():
+            setattr(fake, name, fn(name, impl))
+        with mock.patch.object(_cuda, "_driver", fake), mock.patch.object(_cuda, "_primary", {}):
+            _cuda.ensure_context(0)   # no context: device 0's primary made current
+            self.assertEqual((calls[-1], state["cur"]), ("cuCtxSetCurrent", 1000))
+            calls.clear()
+            _cuda.ensure_context(0)
+            self.assertEqual(calls, ["cuCtxGetCurrent"])
+            calls.clear()
+            _cuda.ensure_context(1)   # device 0's current: switch to device 1's
+            self.assertEqual(state["cur"], 1001)
+            state["cur"] = 99   # some other context of device 1: left alone
+            calls.clear()
+            _cuda.ensure_context(1)
+            self.assertEqual((calls, state["cur"]), (["cuCtxGetCurrent", "cuCtxGetDevice"], 99))
+
+
 if __name__ == "__main__":
     unittest.main()
