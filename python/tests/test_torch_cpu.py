@@ -27,7 +27,8 @@ F = nn.functional
 
 
 def setUpModule():
-    cct.configure(library=_env.library_path(), catalog=_env.catalog_path(), pin=[], autotune=False, enabled=True)
+    cct.configure(library=_env.library_path() or "", catalog=_env.catalog_path() or "", pin=[], autotune=False,
+                  enabled=True)
 
 
 def close(a, b, tol=1e-5):
@@ -256,6 +257,32 @@ class Modules(unittest.TestCase):
             y1.sum().backward()
         self.assertTrue(close(y0, y1))
         self.assertTrue(close(g0, x.grad))
+
+
+    def test_compile_with_autocast_inside(self):
+        m = cct.convert(nn.Sequential(nn.Conv2d(8, 16, 3, padding=1), nn.ReLU()))
+
+        def f(x):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return m(x)
+
+        x = torch.randn(2, 8, 6, 6).to(memory_format=torch.channels_last)
+        torch._dynamo.reset()
+        got = torch.compile(f, backend="aot_eager", fullgraph=True)(x)
+        self.assertEqual(got.dtype, torch.bfloat16)
+        self.assertTrue(close(got.float(), f(x).float()))
+
+
+class Unavailable(unittest.TestCase):
+    def test_missing_catalog_is_every_layers_reason(self):
+        try:
+            cct.configure(catalog="/nonexistent/convcat.catalog")
+            m = cct.Conv2d(8, 8, 1)
+            m(torch.randn(1, 8, 2, 2).to(memory_format=torch.channels_last))
+            self.assertIn("convcat is not available", rt.records(m._convcat_tag)["fprop"].would)
+            self.assertIn("/nonexistent/convcat.catalog", rt.catalog_error())
+        finally:
+            cct.configure(library=_env.library_path() or "", catalog=_env.catalog_path() or "")
 
 
 class TinyResNet(nn.Module):

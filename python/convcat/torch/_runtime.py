@@ -80,7 +80,8 @@ def config():
 
 def configure(library=None, catalog=None, pin=None, autotune=None, tune_cache=None, tune_iterations=None,
               allow_sm100a=None, enabled=None):
-    """Set where the library and catalog are, kernel pins, autotuning; decisions made so far are
+    """Set where the library and catalog are ("" for the default search), kernel pins, autotuning
+    ("" for no tune cache); decisions made so far are
     forgotten (plans made after follow the new settings).  `pin`: a comma-separated string or a list
     of keys (for each problem the first of them that can run it), or a dict {problem text: key}
     (problem text as report() prints it).  Arguments left None keep their value; the first call to
@@ -89,8 +90,11 @@ def configure(library=None, catalog=None, pin=None, autotune=None, tune_cache=No
     global _catalog, _catalog_error, _tune_cache, _tune_cache_path
     with _lock:
         c = config()
-        if library is not None or catalog is not None:
-            c.library, c.catalog = library or c.library, catalog or c.catalog
+        if library is not None or catalog is not None:   # "" goes back to the search
+            if library is not None:
+                c.library = library or None
+            if catalog is not None:
+                c.catalog = catalog or None
             _catalog, _catalog_error = None, None
         if pin is not None:
             if isinstance(pin, dict):
