@@ -448,6 +448,8 @@ class Report(unittest.TestCase):
                 self.assertTrue(second.ops[op].would.startswith(f"runs sm90a_{op}_2d_tf32"), second.ops[op].would)
         self.assertEqual(rep.counts()["layers"], 2)
         self.assertIn("0: Conv2d 3->16 3x3", str(rep))
+        self.assertIn(f"problem {second.ops['wgrad'].problem}", rep.text(problems=True))
+        self.assertTrue(second.ops["wgrad"].problem.startswith("wgrad/2d/tf32.tf32.f32/n2.d1.h8.w8.c16/k32"))
 
     def test_tf32_disallowed_is_a_reason(self):
         m = cct.Conv2d(16, 16, 3, padding=1)

@@ -52,6 +52,10 @@ class Report(list):
         return out
 
     def __str__(self):
+        return self.text()
+
+    def text(self, problems=False):
+        """The table; problems=True adds each pass's problem text (the keys of a pin dictionary)."""
         c = self.counts()
         cat = rt.catalog()
         lines = [f"convcat: {c['layers']} convolution layers, {c['ran']} run: {c['convcat']} entirely on convcat, "
@@ -82,6 +86,8 @@ class Report(list):
                     if rec.would:
                         what += f" [on sm90a it {rec.would}]"
                 lines.append(f"    {op}  {what}")
+                if problems:
+                    lines.append(f"           problem {rec.problem}")
                 if rec.copies:
                     lines.append(f"           copied into convcat's layout: {', '.join(rec.copies)}")
         return "\n".join(lines)
@@ -99,10 +105,11 @@ def _describe(m):
     return s
 
 
-def report(model, file=None):
+def report(model, file=None, problems=False):
     """The Report of every convolution in `model` (convcat's and those convert() leaves alone); printed
-    to `file` when given.  Each pass that ran shows the kernel or the reason it fell back (for calls on
-    CPU tensors, also what the sm90a catalog would do)."""
+    to `file` when given (with each pass's problem text if `problems`).  Each pass that ran shows the
+    kernel or the reason it fell back (for calls on CPU tensors, also what the sm90a catalog would do),
+    for the layer's last call."""
     rows = []
     for name, m in model.named_modules():
         if isinstance(m, CONVCAT_TYPES):
@@ -117,5 +124,5 @@ def report(model, file=None):
         r.ran = bool(r.ops) or not r.converted
     rep = Report(rows, list(getattr(model, "_convcat_notes", [])))
     if file is not None:
-        print(rep, file=file)
+        print(rep.text(problems), file=file)
     return rep
