@@ -439,8 +439,8 @@ def _pinned_order(cat, p, text, q):
 
 
 def decide(op, geo, dtype, device, tune=None):
-    """The Decision for op on geo with tensors of dtype on a CUDA device.  `tune(plan_problem,
-    workspace_bytes) -> convcat_tensors` gives autotune its tensors (None: no autotune now)."""
+    """The Decision for op on geo with tensors of dtype on a CUDA device.  `tune(workspace_bytes) ->
+    (convcat_tensors, what keeps them alive)` gives autotune the call's tensors (None: no autotune)."""
     tf32 = dtype == torch.float32 and tf32_allowed()
     dkey = (op, geo, dtype, tf32, device.index)
     d = _decisions.get(dkey)
@@ -486,6 +486,8 @@ def _decide(op, geo, dtype, tf32, device, tune):
             except ConvcatError as e:
                 errors.append(f"autotune: {e}")
         for cand, note in order:
+            if note.startswith("pin "):
+                warn_once(("pin", text), f"convcat: {note} (problem {text})")
             try:
                 plan = cat.plan(p, cand.index)
             except ConvcatError as e:   # device limits (shared memory, clusters) are checked here
@@ -535,11 +537,6 @@ def _autotune(cat, p, text, order, tune):
 
 # ---------------------------------------------------------------------------
 # Running an op: convcat where a decision has a plan, else the fallback; recorded either way
-
-
-def _workspace(plan, device):
-    n = plan.workspace_bytes
-    return torch.empty(n, dtype=torch.uint8, device=device) if n else None
 
 
 def _launch(plan, tensors, device):
