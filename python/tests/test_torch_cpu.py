@@ -5,6 +5,7 @@ torch is not installed.
 
     python3 -m unittest discover -s python/tests     or     python3 -m pytest python/tests
 """
+import contextlib
 import copy
 import os
 import unittest
@@ -464,6 +465,119 @@ class Report(unittest.TestCase):
     def test_not_run_yet(self):
         model = cct.convert(nn.Sequential(nn.Conv2d(8, 8, 1)))
         self.assertIn("not run yet", str(cct.report(model)))
+
+
+class FakePlan:
+    def __init__(self, key, workspace_bytes=0):
+        self.key, self.workspace_bytes, self.destroyed = key, workspace_bytes, False
+
+    def destroy(self):
+        self.destroyed = True
+
+
+class Decisions(unittest.TestCase):
+    """The decision flow of a CUDA call with the device parts mocked (no GPU here): capture, caching,
+    device-limit refusals, pins, autotune."""
+
+    def setUp(self):
+        if not has_catalog():
+            self.skipTest(f"no catalog: {rt.catalog_error()}")
+        self.cat = rt.catalog()
+        cct.configure(pin=[], autotune=False)
+        self.geo = rt.geometry(2, (8, 64, 28, 28), (128, 64, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1)
+        p, self.text = rt.problem("fprop", self.geo, torch.bfloat16, False)
+        self.q = self.cat.query(p, arch="sm90a")
+        if len(self.q.runnable) < 2:
+            self.skipTest("fewer than two kernels can run the problem")
+        self.planned = []
+        self.refuse = set()
+
+        def plan(p, index):
+            key = self.cat.entries[index].key
+            self.planned.append(key)
+            if key in self.refuse:
+                raise convcat.ConvcatError("convcat_plan_create", -8, "CONVCAT_ERR_NO_DEVICE", f"{key}: too big")
+            return FakePlan(key, 256)
+
+        patches = [unittest.mock.patch.object(rt, "arch_of", lambda d: ("sm90a", 132)),
+                   unittest.mock.patch.object(rt._cuda, "ensure_context", lambda i: None),
+                   unittest.mock.patch.object(torch.cuda, "device", lambda d: contextlib.nullcontext()),
+                   unittest.mock.patch.object(self.cat, "plan", plan)]
+        for pt in patches:
+            pt.start()
+            self.addCleanup(pt.stop)
+        self.addCleanup(cct.configure, pin=[], autotune=False, tune_cache="")
+        self.dev = torch.device("cuda", 0)
+
+    def decide(self, tune=None):
+        return rt.decide("fprop", self.geo, torch.bfloat16, self.dev, tune)
+
+    def test_capture_makes_no_plan_and_caches_nothing(self):
+        with unittest.mock.patch.object(rt, "_capturing", lambda: True):
+            d = self.decide()
+        self.assertIsNone(d.plan)
+        self.assertIn("CUDA graph was being captured", d.reason)
+        self.assertEqual(self.planned, [])
+        with unittest.mock.patch.object(rt, "_capturing", lambda: False):
+            d = self.decide()
+        self.assertEqual(d.key, self.q.runnable[0].key)
+        self.assertIs(self.decide(), d)   # cached: planned once
+        self.assertEqual(self.planned, [d.key])
+
+    def test_device_refusal_takes_the_next_kernel(self):
+        self.refuse.add(self.q.runnable[0].key)
+        with unittest.mock.patch.object(rt, "_capturing", lambda: False):
+            d = self.decide()
+        self.assertEqual(d.key, self.q.runnable[1].key)
+        self.refuse.update(c.key for c in self.q.runnable)
+        cct.configure()   # forget decisions
+        with unittest.mock.patch.object(rt, "_capturing", lambda: False):
+            d = self.decide()
+        self.assertIsNone(d.plan)
+        self.assertIn("no plan could be made", d.reason)
+        self.assertIn("too big", d.reason)
+
+    def test_pins(self):
+        last = self.q.runnable[-1].key
+        cct.configure(pin=[last])
+        with unittest.mock.patch.object(rt, "_capturing", lambda: False):
+            d = self.decide()
+        self.assertEqual((d.key, d.note), (last, "pinned"))
+        other = next(e for e in self.cat.entries if e.op == "dgrad")
+        cct.configure(pin={self.text: other.key})
+        with unittest.mock.patch.object(rt, "_capturing", lambda: False), warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            d = self.decide()
+        self.assertEqual(d.key, self.q.runnable[0].key)
+        self.assertIn(f"pin {other.key} ignored: kernel computes dgrad", d.note)
+        self.assertTrue(any("ignored" in str(w.message) for w in got))
+
+    def test_autotune_plans_every_candidate_for_the_workspace_then_tunes(self):
+        import tempfile
+        seen = {}
+
+        def tune(ws):
+            seen["ws"] = ws
+            return convcat.make_tensors(), None
+
+        def autotune(p, tensors, stream, iterations, cache):
+            seen["iterations"], seen["cache"] = iterations, cache
+            return self.cat.find(self.q.runnable[-1].key), 0.0125
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "tune.txt")
+            cct.configure(autotune=True, tune_cache=path, tune_iterations=7)
+            stream = type("S", (), {"cuda_stream": 0})()
+            with unittest.mock.patch.object(rt, "_capturing", lambda: False), \
+                    unittest.mock.patch.object(self.cat, "autotune", autotune), \
+                    unittest.mock.patch.object(torch.cuda, "current_stream", lambda *a: stream):
+                d = self.decide(tune)
+        self.assertEqual(d.key, self.q.runnable[-1].key)
+        self.assertEqual(d.note, "autotuned (12.5 us)")
+        self.assertEqual(seen["ws"], 256)
+        self.assertEqual(seen["iterations"], 7)
+        self.assertIsInstance(seen["cache"], convcat.TuneCache)
+        self.assertEqual(len(self.planned), len(self.q.runnable) + 1)   # each for its workspace, then the winner
 
 
 class Pins(unittest.TestCase):
