@@ -21,4 +21,8 @@ from .binding import (Candidate, Catalog, ConvcatError, Entry, Library, NotFound
                       QueryResult, TuneCache, find_catalog, find_library, load_library, make_problem,
                       make_tensors, open_catalog, problem_key, problem_text)
 
+__all__ = ["CONVCAT_ACT_GELU", "CONVCAT_ACT_NONE", "CONVCAT_ACT_RELU", "CONVCAT_ACT_SILU", "CONVCAT_AUTO",
+           "CONVCAT_DGRAD", "CONVCAT_FPROP", "CONVCAT_WGRAD", "Candidate", "Catalog", "ConvcatError", "Entry", "Library",
+           "NotFound", "Plan", "PlanInfo", "QueryResult", "TuneCache", "find_catalog", "find_library", "load_library",
+           "make_problem", "make_tensors", "open_catalog", "problem_key", "problem_text"]
 __version__ = "0.1.0"

@@ -14,7 +14,6 @@ Settings: configure(...) or the environment: CONVCAT_LIBRARY, CONVCAT_CATALOG, C
 (comma-separated kernel keys), CONVCAT_AUTOTUNE=1 with CONVCAT_TUNE_CACHE=file,
 CONVCAT_ALLOW_SM100A=1, CONVCAT_DISABLE=1.
 """
-import torch as _torch  # noqa: F401  (the real torch: absolute import)
 
 from . import ops  # noqa: F401  (registers torch.ops.convcat.*)
 from ._runtime import ConvcatTorchWarning, configure, tf32_allowed  # noqa: F401
