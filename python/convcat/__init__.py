@@ -10,8 +10,8 @@ bound from Python with ctypes (no compiler needed).
     plan = cat.plan(p)                           # on the current CUDA context's device
     plan.run(convcat.make_tensors(x=x_ptr, w=w_ptr, y=y_ptr), stream)
 
-The library is found by find_library() ($CONVCAT_LIBRARY, the package, the build tree's
-build/runtime/libconvcat.so, the system loader) and the catalog by open_catalog()
+The library is found by find_library() ($CONVCAT_LIBRARY, the build tree's
+build/runtime/libconvcat.so, the package, the system loader) and the catalog by open_catalog()
 (convcat_open_default() where the library has it, else $CONVCAT_CATALOG, the package, the build
 tree, the installed share/convcat/convcat.catalog).  PyTorch integration: convcat.torch.
 """

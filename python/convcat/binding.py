@@ -84,17 +84,17 @@ def _library_candidates(explicit=None):
     env = os.environ.get("CONVCAT_LIBRARY")
     if env:
         out.append(("$CONVCAT_LIBRARY", env))
-    out.append(("package", os.path.join(PACKAGE_DIR, "lib", "libconvcat.so")))
     out.append(("build tree", os.path.join(SOURCE_ROOT, "build", "runtime", "libconvcat.so")))
+    out.append(("package", os.path.join(PACKAGE_DIR, "lib", "libconvcat.so")))
     found = ctypes.util.find_library("convcat")
     out.append(("system loader", found or "libconvcat.so"))
     return out
 
 
 def find_library(path=None):
-    """The libconvcat.so that load_library would load: `path`, else $CONVCAT_LIBRARY, else one shipped
-    in the package (convcat/lib/), else the build tree's build/runtime/libconvcat.so, else the
-    system loader's (LD_LIBRARY_PATH, ld.so.cache).  An explicit path or $CONVCAT_LIBRARY that does not
+    """The libconvcat.so that load_library would load: `path`, else $CONVCAT_LIBRARY, else the build
+    tree's build/runtime/libconvcat.so (the repository this package sits in), else one shipped in
+    the package (convcat/lib/), else the system loader's (LD_LIBRARY_PATH, ld.so.cache).  An explicit path or $CONVCAT_LIBRARY that does not
     exist is an error, not a reason to look elsewhere."""
     tried = []
     for how, p in _library_candidates(path):
