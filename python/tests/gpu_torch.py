@@ -32,8 +32,7 @@ import warnings
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, ".."))   # python/: the convcat package of this tree
 
 TOL = 2e-2
 LINES = []
