@@ -6,11 +6,17 @@ field lists, the enum values, the function prototypes), so that a header change 
 instead of corrupting memory at run time.  When convcat.h changes, change this file and run
 `python3 -m convcat.abicheck`.
 
-Buffers the library writes into (entry info, plan info, query rows) are allocated with spare
-bytes behind the mirrored struct (see `padded`), so a library built from a newer header whose
-struct grew at the end cannot write past a stale mirror's buffer before the check catches it.
+Buffers the library writes into (entry info, plan info, query rows, set query rows, autotune
+results, tune options) are allocated with spare bytes behind the mirrored struct (see `padded`),
+so a library built from a newer header whose struct grew at the end cannot write past a stale
+mirror's buffer before the check catches it.
+
+HEADER_VERSION is the convcat.h release this file mirrors (CONVCAT_VERSION); the library says its
+own with convcat_version().
 """
 import ctypes
+
+HEADER_VERSION = "0.2.0"   # CONVCAT_VERSION of the convcat.h mirrored here
 
 # ---------------------------------------------------------------------------
 # Enums (values as in convcat.h; abicheck compares them with the C compiler's)
@@ -49,6 +55,12 @@ CONVCAT_1SM = 3
 CONVCAT_2SM = 4
 CONVCAT_SWAP = 5
 CONVCAT_HALO = 6
+CONVCAT_GATHER = 7
+CONVCAT_DIRECT = 8
+
+CONVCAT_FAMILY_TMA = 1
+CONVCAT_FAMILY_GATHER = 2
+CONVCAT_FAMILY_DIRECT = 3
 
 CONVCAT_CROSS_CORRELATION = 0
 CONVCAT_CONVOLUTION = 1
@@ -57,6 +69,9 @@ CONVCAT_ACT_NONE = 0
 CONVCAT_ACT_RELU = 1
 CONVCAT_ACT_GELU = 2
 CONVCAT_ACT_SILU = 3
+
+CONVCAT_SET_UNIQUE = 0   # convcat_catalog_set_add flags (macros of unsigned values)
+CONVCAT_SET_SHADOW = 1
 
 
 def _table(names):
@@ -70,10 +85,13 @@ STATUS = _table(["CONVCAT_OK", "CONVCAT_ERR_INVALID_ARGUMENT", "CONVCAT_ERR_IO",
 OPS = _table(["CONVCAT_FPROP", "CONVCAT_DGRAD", "CONVCAT_WGRAD"])
 DTYPES = _table(["CONVCAT_F16", "CONVCAT_BF16", "CONVCAT_TF32", "CONVCAT_F32", "CONVCAT_E4M3", "CONVCAT_E5M2"])
 ARCHES = _table(["CONVCAT_ARCH_ANY", "CONVCAT_ARCH_SM90A", "CONVCAT_ARCH_SM100A"])
-SCHEDULES = _table(["CONVCAT_COOP", "CONVCAT_PINGPONG", "CONVCAT_1SM", "CONVCAT_2SM", "CONVCAT_SWAP", "CONVCAT_HALO"])
+SCHEDULES = _table(["CONVCAT_COOP", "CONVCAT_PINGPONG", "CONVCAT_1SM", "CONVCAT_2SM", "CONVCAT_SWAP", "CONVCAT_HALO",
+                    "CONVCAT_GATHER", "CONVCAT_DIRECT"])
+FAMILIES = _table(["CONVCAT_FAMILY_TMA", "CONVCAT_FAMILY_GATHER", "CONVCAT_FAMILY_DIRECT"])
 MODES = _table(["CONVCAT_CROSS_CORRELATION", "CONVCAT_CONVOLUTION"])
 ACTIVATIONS = _table(["CONVCAT_ACT_NONE", "CONVCAT_ACT_RELU", "CONVCAT_ACT_GELU", "CONVCAT_ACT_SILU"])
-ENUMS = {**STATUS, **OPS, **DTYPES, **ARCHES, **SCHEDULES, **MODES, **ACTIVATIONS}
+SET_FLAGS = _table(["CONVCAT_SET_UNIQUE", "CONVCAT_SET_SHADOW"])
+ENUMS = {**STATUS, **OPS, **DTYPES, **ARCHES, **SCHEDULES, **FAMILIES, **MODES, **ACTIVATIONS, **SET_FLAGS}
 
 CONVCAT_AUTO = ctypes.c_size_t(-1).value   # (size_t)-1
 
@@ -83,7 +101,13 @@ DTYPE_NAMES = {CONVCAT_F16: "f16", CONVCAT_BF16: "bf16", CONVCAT_TF32: "tf32", C
                CONVCAT_E4M3: "e4m3", CONVCAT_E5M2: "e5m2"}
 ARCH_NAMES = {CONVCAT_ARCH_SM90A: "sm90a", CONVCAT_ARCH_SM100A: "sm100a"}
 SCHEDULE_NAMES = {CONVCAT_COOP: "coop", CONVCAT_PINGPONG: "pingpong", CONVCAT_1SM: "1sm", CONVCAT_2SM: "2sm",
-                  CONVCAT_SWAP: "swap", CONVCAT_HALO: "halo"}
+                  CONVCAT_SWAP: "swap", CONVCAT_HALO: "halo", CONVCAT_GATHER: "gather", CONVCAT_DIRECT: "direct"}
+# Kernel families (convcat_family; the header has no name function: these are the convcat command's).
+FAMILY_NAMES = {CONVCAT_FAMILY_TMA: "tma", CONVCAT_FAMILY_GATHER: "gather", CONVCAT_FAMILY_DIRECT: "direct"}
+# convcat_entry_info.groups_mode (an int in the header, not an enum): the groups a kernel takes.
+GROUPS_ONE, GROUPS_WGRAD_DIAGONAL, GROUPS_ANY, GROUPS_DEPTHWISE = 0, 1, 2, 3
+GROUPS_MODE_NAMES = {GROUPS_ONE: "1", GROUPS_WGRAD_DIAGONAL: "wgrad K == C", GROUPS_ANY: "any",
+                     GROUPS_DEPTHWISE: "depthwise"}
 ACTIVATION_NAMES = {CONVCAT_ACT_NONE: "none", CONVCAT_ACT_RELU: "relu", CONVCAT_ACT_GELU: "gelu",
                     CONVCAT_ACT_SILU: "silu"}
 
@@ -112,7 +136,8 @@ class EntryInfo(ctypes.Structure):
                 ("stages", ctypes.c_int), ("cluster_m", ctypes.c_int), ("cluster_n", ctypes.c_int),
                 ("schedule", c_enum), ("threads", ctypes.c_int), ("smem_bytes", ctypes.c_int),
                 ("registers", ctypes.c_int), ("code_bytes", ctypes.c_size_t),
-                ("fallback_m", ctypes.c_int), ("fallback_n", ctypes.c_int)]
+                ("fallback_m", ctypes.c_int), ("fallback_n", ctypes.c_int),
+                ("family", c_enum), ("verified", ctypes.c_int), ("groups_mode", ctypes.c_int)]
 
 
 REASON_BYTES = 192
@@ -138,8 +163,29 @@ class Tensors(ctypes.Structure):
                 ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_size_t)]
 
 
+class SetCandidate(ctypes.Structure):
+    """convcat_set_candidate"""
+    _fields_ = [("catalog", ctypes.c_void_p), ("position", ctypes.c_size_t), ("candidate", Candidate)]
+
+
+class TuneOptions(ctypes.Structure):
+    """convcat_tune_options"""
+    _fields_ = [("iterations", ctypes.c_int), ("top_k", ctypes.c_size_t), ("cache", ctypes.c_void_p)]
+
+
+class TuneResult(ctypes.Structure):
+    """convcat_tune_result"""
+    _fields_ = [("index", ctypes.c_size_t), ("status", c_enum), ("ms", ctypes.c_double),
+                ("predicted_us", ctypes.c_double), ("workspace_bytes", ctypes.c_size_t),
+                ("reason", ctypes.c_char * REASON_BYTES)]
+
+
 STRUCTS = {Problem: "convcat_problem", EntryInfo: "convcat_entry_info", Candidate: "convcat_candidate",
-           PlanInfo: "convcat_plan_info", Tensors: "convcat_tensors"}
+           PlanInfo: "convcat_plan_info", Tensors: "convcat_tensors", SetCandidate: "convcat_set_candidate",
+           TuneOptions: "convcat_tune_options", TuneResult: "convcat_tune_result"}
+
+# convcat_log_callback: void (*)(void *user_data, const char *line)
+LogCallback = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
 
 SPARE_BYTES = 256   # behind every struct the library writes (see the module docstring)
 
@@ -199,14 +245,45 @@ FUNCTIONS = {
                          "convcat_status (*)(const convcat_catalog *, const convcat_problem *, "
                          "const convcat_tensors *, void *, int, convcat_tune_cache *, size_t *, double *)"),
     "convcat_device_arch": (_I, [_P(_I), _P(_I)], "convcat_status (*)(convcat_arch *, int *)"),
+    # versions
+    "convcat_version": (_CHARP, [], "const char *(*)(void)"),
+    "convcat_catalog_format_version": (ctypes.c_uint, [], "unsigned (*)(void)"),
+    "convcat_kernel_abi_version": (ctypes.c_uint, [], "unsigned (*)(void)"),
+    "convcat_catalog_id": (ctypes.c_uint32, [_V], "uint32_t (*)(const convcat_catalog *)"),
+    # finding the catalog
+    "convcat_default_catalog_path": (_I, [_CHARP, _S], "convcat_status (*)(char *, size_t)"),
+    "convcat_open_default": (_I, [_P(_V)], "convcat_status (*)(convcat_catalog **)"),
+    # catalog sets
+    "convcat_catalog_set_create": (_I, [_P(_V)], "convcat_status (*)(convcat_catalog_set **)"),
+    "convcat_catalog_set_destroy": (None, [_V], "void (*)(convcat_catalog_set *)"),
+    "convcat_catalog_set_add": (_I, [_V, _V, ctypes.c_uint],
+                                "convcat_status (*)(convcat_catalog_set *, const convcat_catalog *, unsigned)"),
+    "convcat_catalog_set_size": (_S, [_V], "size_t (*)(const convcat_catalog_set *)"),
+    "convcat_catalog_set_at": (_V, [_V, _S], "const convcat_catalog *(*)(const convcat_catalog_set *, size_t)"),
+    "convcat_catalog_set_count": (_S, [_V], "size_t (*)(const convcat_catalog_set *)"),
+    "convcat_catalog_set_find": (_I, [_V, _CHARP, _P(_V), _P(_S)],
+                                 "convcat_status (*)(const convcat_catalog_set *, const char *, "
+                                 "const convcat_catalog **, size_t *)"),
+    "convcat_query_set": (_I, [_V, _P(Problem), _I, _I, _V, _S, _P(_S), _P(_S)],
+                          "convcat_status (*)(const convcat_catalog_set *, const convcat_problem *, convcat_arch, int, "
+                          "convcat_set_candidate *, size_t, size_t *, size_t *)"),
+    "convcat_plan_create_set": (_I, [_V, _P(Problem), _P(_V), _P(_V), _P(_S)],
+                                "convcat_status (*)(const convcat_catalog_set *, const convcat_problem *, "
+                                "convcat_plan **, const convcat_catalog **, size_t *)"),
+    # autotuning with every candidate's result
+    "convcat_tune_options_init": (None, [_V], "void (*)(convcat_tune_options *)"),
+    "convcat_autotune_results": (_I, [_V, _P(Problem), _P(Tensors), _V, _V, _V, _S, _P(_S)],
+                                 "convcat_status (*)(const convcat_catalog *, const convcat_problem *, "
+                                 "const convcat_tensors *, void *, const convcat_tune_options *, "
+                                 "convcat_tune_result *, size_t, size_t *)"),
+    # the opt-in log
+    "convcat_set_log_callback": (None, [LogCallback, _V], "void (*)(convcat_log_callback, void *)"),
 }
 
-# Functions a library may or may not export yet: bound when present, checked when the header has them.
-# convcat_open_default: the catalog search of the C library ($CONVCAT_CATALOG, then the installed
-# share/convcat/convcat.catalog); the prototype is the one convcat_open has, less the path.
-OPTIONAL_FUNCTIONS = {
-    "convcat_open_default": (_I, [_P(_V)], "convcat_status (*)(convcat_catalog **)"),
-}
+# Functions a library may or may not export: bound when present, checked when the header has them.
+# Empty for this header (every function of convcat.h 0.2.0 is required above); a function added by a
+# later header that the binding can do without goes here first.
+OPTIONAL_FUNCTIONS = {}
 
 
 def bind(lib):

@@ -1,5 +1,7 @@
-"""The C API of libconvcat through ctypes: library and catalog discovery, entries, queries, plans,
-launches, autotuning and the tune cache.  No compiler is needed; nothing here imports torch.
+"""The C API of libconvcat through ctypes: versions, library and catalog discovery, entries (with
+their kernel family), queries, plans, launches, catalog sets, autotuning (the winner, or every
+candidate's result) and the tune cache, the opt-in log.  No compiler is needed; nothing here
+imports torch.
 
 Device pointers and streams are plain integers (e.g. torch's `tensor.data_ptr()` and
 `torch.cuda.current_stream().cuda_stream`).  Every failing call raises ConvcatError with the
@@ -64,6 +66,14 @@ def arch_value(arch):
     if arch in (None, "any", _capi.CONVCAT_ARCH_ANY):
         return _capi.CONVCAT_ARCH_ANY
     return _lookup(_capi.ARCH_NAMES, arch, "arch")
+
+
+def schedule_value(schedule):
+    return _lookup(_capi.SCHEDULE_NAMES, schedule, "schedule")
+
+
+def family_value(family):
+    return _lookup(_capi.FAMILY_NAMES, family, "family")
 
 
 def activation_value(act):
@@ -150,6 +160,49 @@ class Library:
         s = getattr(self.cdll, f"convcat_{kind}_name")(value)
         return s.decode() if s else None
 
+    # ---- versions
+    def version(self):
+        """The library's release, "MAJOR.MINOR.PATCH" (convcat_version)."""
+        return self.cdll.convcat_version().decode()
+
+    def catalog_format_version(self):
+        """The catalog file format this library reads (convcat_catalog_format_version)."""
+        return self.cdll.convcat_catalog_format_version()
+
+    def kernel_abi_version(self):
+        """The kernel parameter ABI this library passes (convcat_kernel_abi_version)."""
+        return self.cdll.convcat_kernel_abi_version()
+
+    def versions(self):
+        """{"library", "header" (the release this binding's mirror was written for), "catalog_format",
+        "kernel_abi"}."""
+        return dict(library=self.version(), header=_capi.HEADER_VERSION,
+                    catalog_format=self.catalog_format_version(), kernel_abi=self.kernel_abi_version())
+
+    # ---- finding the catalog
+    def default_catalog_path(self):
+        """The catalog convcat_open_default would open (convcat_default_catalog_path: $CONVCAT_CATALOG
+        alone when set, else the share/convcat/convcat.catalog of the library's prefix, else of its
+        configured prefix).  Raises ConvcatError (CONVCAT_ERR_IO, naming every place tried) when
+        there is none."""
+        size = 4096
+        while True:
+            buf = ctypes.create_string_buffer(size)
+            st = self.cdll.convcat_default_catalog_path(buf, size)
+            if st == _capi.CONVCAT_ERR_INVALID_ARGUMENT and size < (1 << 20):
+                size *= 4   # a path longer than the buffer
+                continue
+            self.check(st, "convcat_default_catalog_path")
+            return buf.value.decode(errors="surrogateescape")
+
+    # ---- the log
+    def set_log_callback(self, callback):
+        """Send the library's log lines (which kernel each plan took and why, autotune results, cache
+        hits, the catalog found) to `callback(line: str)`; None removes it (then CONVCAT_LOG=1 sends
+        them to stderr).  The callback runs on the thread that made the decision and must not call
+        into convcat; its exceptions are swallowed."""
+        set_log_callback(callback, self)
+
     def device_arch(self):
         """(arch name or None, SM count) of the current CUDA context's device; raises without one."""
         arch, sms = ctypes.c_int(), ctypes.c_int()
@@ -185,6 +238,30 @@ def load_library(path=None):
         if lib is None:
             lib = _libraries[where] = Library(where)
         return lib
+
+
+# Every callback object handed to a library stays alive: a thread of the library may still be inside
+# the previous one after convcat_set_log_callback replaced it (the library calls it outside its lock).
+_log_callbacks = []
+
+
+def set_log_callback(callback, library=None):
+    """convcat_set_log_callback for `library` (a Library or a path; default: load_library()):
+    `callback(line)` gets each line of the library's opt-in log; None removes it."""
+    lib = library if isinstance(library, Library) else load_library(library)
+    if callback is None:
+        lib.cdll.convcat_set_log_callback(_capi.LogCallback(), None)   # a NULL function pointer
+        return
+
+    def trampoline(_user, line):
+        try:
+            callback(line.decode(errors="replace") if line else "")
+        except Exception:   # an exception must not unwind through C
+            pass
+
+    c_fn = _capi.LogCallback(trampoline)
+    _log_callbacks.append(c_fn)
+    lib.cdll.convcat_set_log_callback(c_fn, None)
 
 
 # ---------------------------------------------------------------------------
@@ -280,6 +357,14 @@ class Entry:
     code_bytes: int
     fallback_m: int
     fallback_n: int
+    family: str = "tma"      # "tma", "gather" (any groups and channel counts) or "direct" (depthwise)
+    verified: bool = False   # the GPU suite has executed this arch's kernels of this family
+    groups_mode: int = 0     # 0 groups 1 only, 1 wgrad with K == C, 2 any groups, 3 depthwise (_capi.GROUPS_*)
+
+    @property
+    def groups(self):
+        """The groups the kernel takes, in words: "1", "wgrad K == C", "any" or "depthwise"."""
+        return _capi.GROUPS_MODE_NAMES.get(self.groups_mode, str(self.groups_mode))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -290,6 +375,49 @@ class Candidate:
     ok: bool
     predicted_us: float
     reason: str
+    family: str = ""   # the entry's kernel family
+
+
+@dataclasses.dataclass(frozen=True)
+class SetCandidate:
+    """A row of a catalog set's query answer: a Candidate of `catalog`, the set's `position`-th."""
+    catalog: object   # the Catalog whose entry `index` it is
+    position: int
+    index: int
+    key: str
+    ok: bool
+    predicted_us: float
+    reason: str
+    family: str = ""
+
+    @property
+    def entry(self):
+        return self.catalog.entries[self.index]
+
+
+@dataclasses.dataclass(frozen=True)
+class TuneResult:
+    """One candidate of convcat_autotune_results: timed (ok, ms) or skipped or failed (status, reason)."""
+    index: int
+    key: str
+    status: int          # convcat_status: CONVCAT_OK when timed
+    status_name: str
+    ms: float            # median milliseconds (timed rows)
+    predicted_us: float  # the query model's prediction
+    workspace_bytes: int
+    reason: str          # why not timed ("" when timed)
+
+    @property
+    def ok(self):
+        return self.status == _capi.CONVCAT_OK
+
+
+class AutotuneError(ConvcatError):
+    """convcat_autotune_results timed nothing: `results` (TuneResult rows) say why for each candidate."""
+
+    def __init__(self, base, results):
+        super().__init__(base.what, base.status, base.status_name, base.text)
+        self.results = list(results)
 
 
 @dataclasses.dataclass
@@ -430,6 +558,7 @@ class Catalog:
     def __init__(self, lib, path=None, handle=None, found_by=None):
         self.lib, self.path, self.found_by = lib, path, found_by or ("argument" if path else "")
         self._plans = weakref.WeakSet()
+        self._sets = weakref.WeakSet()   # CatalogSets that borrow it
         if handle is None:
             handle = ctypes.c_void_p()
             lib.check(lib.cdll.convcat_open(path.encode(), ctypes.byref(handle)), f"convcat_open {path}")
@@ -451,7 +580,18 @@ class Catalog:
         return Entry(i, e.key.decode(), _capi.ARCH_NAMES.get(e.arch, str(e.arch)), _capi.OP_NAMES[e.op], e.dims,
                      names[e.a_type], names[e.b_type], names[e.acc_type], names[e.out_type], e.tile_m, e.tile_n,
                      e.tile_k, e.stages, e.cluster_m, e.cluster_n, _capi.SCHEDULE_NAMES.get(e.schedule, str(e.schedule)),
-                     e.threads, e.smem_bytes, e.registers, e.code_bytes, e.fallback_m, e.fallback_n)
+                     e.threads, e.smem_bytes, e.registers, e.code_bytes, e.fallback_m, e.fallback_n,
+                     _capi.FAMILY_NAMES.get(e.family, str(e.family)), bool(e.verified), e.groups_mode)
+
+    @property
+    def id(self):
+        """The catalog's identity (convcat_catalog_id): the CRC-32 of its index; tune caches key winners
+        by it.  id_hex spells it as they do."""
+        return self.lib.cdll.convcat_catalog_id(self.handle)
+
+    @property
+    def id_hex(self):
+        return f"{self.id:08x}"
 
     def __len__(self):
         return len(self.entries)
@@ -481,7 +621,7 @@ class Catalog:
         self.lib.check(self.lib.cdll.convcat_query(self.handle, ctypes.byref(p), arch_value(arch), sm_count, buf, cap,
                                                    ctypes.byref(count), ctypes.byref(ok)), "convcat_query")
         cands = [Candidate(c.index, self.entries[c.index].key, bool(c.ok), c.predicted_us,
-                           c.reason.decode(errors="replace")) for c in rows[:count.value]]
+                           c.reason.decode(errors="replace"), self.entries[c.index].family) for c in rows[:count.value]]
         return QueryResult(cands[:ok.value], cands[ok.value:])
 
     def plan(self, p, index=CONVCAT_AUTO):
@@ -506,9 +646,49 @@ class Catalog:
                                                       ctypes.byref(index), ctypes.byref(ms)), "convcat_autotune")
         return self.entries[index.value], ms.value
 
+    def tune_options(self, iterations=None, top_k=None, cache=None):
+        """A convcat_tune_options with the library's defaults (convcat_tune_options_init), then the
+        arguments given: iterations (0: the library's 20), top_k (0: every runnable candidate), cache
+        (a TuneCache the winner is remembered in; never read)."""
+        buf, arr = _capi.padded(_capi.TuneOptions)
+        self.lib.cdll.convcat_tune_options_init(buf)
+        o = arr[0]
+        if iterations is not None:
+            o.iterations = iterations
+        if top_k is not None:
+            o.top_k = top_k
+        if cache is not None:
+            o.cache = cache._handle.value
+        return buf, o
+
+    def autotune_results(self, p, tensors, stream=None, iterations=None, top_k=None, cache=None):
+        """convcat_autotune_results, in the manner of cudnnFind: plan and time each kernel that can run
+        p (or the model's top_k best) on the caller's tensors and stream (synchronizes it); a list of
+        TuneResult, the timed ones fastest first (the first is the winner), then the skipped (the
+        device cannot run it, its workspace exceeds tensors.workspace_bytes) and failed ones with
+        their reasons.  `cache` (a TuneCache) remembers the winner.  Raises AutotuneError, whose
+        `results` say why for each candidate, when none could be timed."""
+        opts_buf, _ = self.tune_options(iterations, top_k, cache)
+        cap = max(len(self.entries), 1)
+        buf, rows = _capi.padded(_capi.TuneResult, cap)
+        count = ctypes.c_size_t()
+        st = self.lib.cdll.convcat_autotune_results(self.handle, ctypes.byref(p), ctypes.byref(tensors), stream,
+                                                    opts_buf, buf, cap, ctypes.byref(count))
+        failed = self.lib.error(st, "convcat_autotune_results") if st != _capi.CONVCAT_OK else None
+        out = [TuneResult(r.index, self.entries[r.index].key if r.index < len(self.entries) else "", r.status,
+                          self.lib.status_name(r.status), r.ms, r.predicted_us, r.workspace_bytes,
+                          r.reason.decode(errors="replace"))
+               for r in rows[:min(count.value, cap)]]
+        if failed is not None:
+            raise AutotuneError(failed, out)
+        return out
+
     def close(self):
-        """Destroy the plans made from it that are still alive, then close it."""
+        """Destroy the plans made from it that are still alive and the catalog sets holding it, then
+        close it."""
         if self._handle:
+            for s in list(self._sets):
+                s.destroy()
             for plan in list(self._plans):
                 plan.destroy()
             self.lib.cdll.convcat_close(self._handle)
@@ -530,6 +710,130 @@ class Catalog:
         return f"<convcat.Catalog {self.path or '(convcat_open_default)'}: {len(self.entries)} kernels>"
 
 
+@dataclasses.dataclass
+class SetQueryResult:
+    runnable: list   # of SetCandidate, fastest predicted first across the set's catalogs
+    refused: list    # of SetCandidate, with reasons (shadowed entries say by which catalog)
+
+
+class CatalogSet:
+    """Several catalogs queried as one (convcat_catalog_set): a user's regenerated tiles beside the
+    shipped catalog.  Keys are unique across a set: add(catalog) refuses a catalog holding a key the
+    set has (ConvcatError naming it), add(catalog, shadow=True) lets the catalog added first win (its
+    entries shadow the later one's, as on a search path).  The set keeps its Catalog objects alive;
+    closing one of them destroys the set first."""
+
+    def __init__(self, catalogs=(), shadow=False, library=None):
+        cats = list(catalogs)
+        if library is None:
+            library = cats[0].lib if cats else load_library()
+        self.lib = library if isinstance(library, Library) else load_library(library)
+        self.catalogs = []
+        self._handle = ctypes.c_void_p()
+        self.lib.check(self.lib.cdll.convcat_catalog_set_create(ctypes.byref(self._handle)),
+                       "convcat_catalog_set_create")
+        for c in cats:
+            self.add(c, shadow)
+
+    @property
+    def handle(self):
+        if not self._handle:
+            raise ValueError("the catalog set was destroyed (or one of its catalogs closed)")
+        return self._handle
+
+    def add(self, catalog, shadow=False):
+        """Add a Catalog (convcat_catalog_set_add); shadow: its keys the set already has are shadowed
+        instead of refused."""
+        if catalog.lib.cdll is not self.lib.cdll:
+            raise ValueError("a catalog set's catalogs must come from its own library")
+        flags = _capi.CONVCAT_SET_SHADOW if shadow else _capi.CONVCAT_SET_UNIQUE
+        self.lib.check(self.lib.cdll.convcat_catalog_set_add(self.handle, catalog.handle, flags),
+                       f"convcat_catalog_set_add {catalog.path or ''}".rstrip())
+        self.catalogs.append(catalog)
+        catalog._sets.add(self)
+        return self
+
+    def __len__(self):
+        """Catalogs in the set (convcat_catalog_set_size)."""
+        return self.lib.cdll.convcat_catalog_set_size(self.handle)
+
+    def count(self):
+        """Kernels the set holds, shadowed ones not counted (convcat_catalog_set_count)."""
+        return self.lib.cdll.convcat_catalog_set_count(self.handle)
+
+    def _catalog_of(self, pointer):
+        for c in self.catalogs:
+            if c._handle and c._handle.value == pointer:
+                return c
+        raise ConvcatError("catalog set", _capi.CONVCAT_ERR_INVALID_ARGUMENT, "CONVCAT_ERR_INVALID_ARGUMENT",
+                           f"the library named a catalog ({pointer:#x}) the set does not hold")
+
+    def find(self, key):
+        """(Catalog, Entry) of `key`: the first catalog of the set holding it; KeyError if none does."""
+        cat, index = ctypes.c_void_p(), ctypes.c_size_t()
+        st = self.lib.cdll.convcat_catalog_set_find(self.handle, key.encode(), ctypes.byref(cat), ctypes.byref(index))
+        if st == _capi.CONVCAT_ERR_NOT_FOUND:
+            raise KeyError(self.lib.last_error() or f"no kernel {key!r} in the set")
+        self.lib.check(st, "convcat_catalog_set_find")
+        c = self._catalog_of(cat.value)
+        return c, c.entries[index.value]
+
+    def query(self, p, arch="sm90a", sm_count=0):
+        """convcat_query_set: every entry of `arch` of every catalog, ranked as one:
+        SetQueryResult(runnable, refused).  Plan a row with row.catalog.plan(p, row.index)."""
+        cap = max(sum(len(c) for c in self.catalogs), 1)
+        buf, rows = _capi.padded(_capi.SetCandidate, cap)
+        count, ok = ctypes.c_size_t(), ctypes.c_size_t()
+        self.lib.check(self.lib.cdll.convcat_query_set(self.handle, ctypes.byref(p), arch_value(arch), sm_count, buf,
+                                                       cap, ctypes.byref(count), ctypes.byref(ok)),
+                       "convcat_query_set")
+        out = []
+        for r in rows[:count.value]:
+            cat = self.catalogs[r.position] if r.position < len(self.catalogs) else self._catalog_of(r.catalog)
+            c = r.candidate
+            e = cat.entries[c.index]
+            out.append(SetCandidate(cat, r.position, c.index, e.key, bool(c.ok), c.predicted_us,
+                                    c.reason.decode(errors="replace"), e.family))
+        return SetQueryResult(out[:ok.value], out[ok.value:])
+
+    def plan(self, p):
+        """convcat_plan_create_set: a Plan of the best-ranked kernel of any of the set's catalogs for the
+        current CUDA context's device; plan.catalog says which catalog it came from."""
+        handle, cat, index = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_size_t()
+        self.lib.check(self.lib.cdll.convcat_plan_create_set(self.handle, ctypes.byref(p), ctypes.byref(handle),
+                                                             ctypes.byref(cat), ctypes.byref(index)),
+                       "convcat_plan_create_set")
+        owner = self._catalog_of(cat.value)
+        plan = Plan(owner, handle, p)
+        owner._plans.add(plan)
+        return plan
+
+    def destroy(self):
+        """Destroy the set (not its catalogs).  Twice is fine."""
+        if self._handle:
+            self.lib.cdll.convcat_catalog_set_destroy(self._handle)
+            self._handle = ctypes.c_void_p()
+            for c in self.catalogs:
+                c._sets.discard(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()
+
+    def __del__(self):
+        try:
+            self.destroy()
+        except Exception:
+            pass
+
+    def __repr__(self):
+        if not self._handle:
+            return "<convcat.CatalogSet (destroyed)>"
+        return f"<convcat.CatalogSet of {len(self.catalogs)} catalogs: {self.count()} kernels>"
+
+
 def find_catalog(path=None, library=None):
     """The catalog file open_catalog's Python search would open: `path`, else $CONVCAT_CATALOG, else
     convcat/data/convcat.catalog in the package, else the catalog of the build tree the library
@@ -549,20 +853,28 @@ def find_catalog(path=None, library=None):
 
 def open_catalog(path=None, library=None):
     """Open a catalog.  An explicit `path` is opened as given.  Otherwise the library's own search,
-    convcat_open_default() ($CONVCAT_CATALOG, then the installed share/convcat/convcat.catalog), when
-    the loaded library exports it; where it finds none (and $CONVCAT_CATALOG is unset) or the
-    library lacks it, the same search in Python with the package's and the build tree's catalogs
-    added (find_catalog).  `library`: a Library or a path for load_library."""
+    convcat_open_default() ($CONVCAT_CATALOG alone when set, then the share/convcat/convcat.catalog of
+    the library's prefix, then of its configured prefix), the catalog's path taken from
+    convcat_default_catalog_path (so Catalog.path says which file was opened); where the library finds
+    none (and $CONVCAT_CATALOG is unset), the same search in Python with the package's and the build
+    tree's catalogs added (find_catalog).  `library`: a Library or a path for load_library."""
     lib = library if isinstance(library, Library) else load_library(library)
     if path:
         return Catalog(lib, os.path.abspath(path), found_by="argument")
-    if lib.has("convcat_open_default"):
+    env_set = bool(os.environ.get("CONVCAT_CATALOG"))
+    lookable = (_capi.CONVCAT_ERR_NOT_FOUND, _capi.CONVCAT_ERR_IO)   # none there: look on in Python
+    try:
+        where = lib.default_catalog_path()
+    except ConvcatError as e:
+        if env_set or e.status not in lookable:
+            raise
+        where = None
+    if where is not None:
         handle = ctypes.c_void_p()
         st = lib.cdll.convcat_open_default(ctypes.byref(handle))
         if st == _capi.CONVCAT_OK:
-            env = os.environ.get("CONVCAT_CATALOG")
-            return Catalog(lib, os.path.abspath(env) if env else None, handle=handle, found_by="convcat_open_default")
-        if os.environ.get("CONVCAT_CATALOG") or st not in (_capi.CONVCAT_ERR_NOT_FOUND, _capi.CONVCAT_ERR_IO):
-            raise lib.error(st, "convcat_open_default")
+            return Catalog(lib, os.path.abspath(where), handle=handle, found_by="convcat_open_default")
+        if env_set or st not in lookable:
+            raise lib.error(st, f"convcat_open_default ({where})")
     where, how = find_catalog(None, lib)
     return Catalog(lib, where, found_by=how)

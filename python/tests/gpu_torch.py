@@ -16,9 +16,11 @@ gpu_torch.json (every check) and gpu_torch_report.txt (report() of the ResNet) t
 Each numeric check compares convcat's module with a float64 reference (the same inputs, upcast) by
 ||a - b|| / ||b||, limit 2e-2 (bench.py's), and shows cuDNN's error at the same dtype beside it.  A pass
 the catalog's query says convcat runs must have run on convcat; a pass it refuses must have fallen back
-with that reason reported (C not a multiple of 8 falls back today; when kernel families for it land the
-same check expects convcat).  A refused "core" case (aligned channels, groups 1) is a failure only if the
-catalog has kernels of that op, dims and dtype at all (the ci catalog lacks most): otherwise SKIP.
+with that reason reported.  Each case names the kernel family meant to run it (tma: aligned channels,
+groups 1; gather: C = 3 stems, odd channel counts, grouped convolutions; direct: depthwise): a case
+the query refuses is a failure only if the catalog has kernels of that family, op, dims and dtype (the
+ci catalog lacks most): otherwise SKIP.  The stem, grouped and depthwise cases marked strict must run
+on their family (python/tests/test_torch_cpu.py checks on the CPU that the query ranks it first).
 """
 import argparse
 import copy
@@ -122,6 +124,65 @@ def summary(seconds):
 
 
 # ---------------------------------------------------------------------------
+# The numeric cases: (name, module kwargs, input shape, family, strict).  `family` is the kernel family
+# meant to run it; strict: the query ranks it first for every op and dtype, and it must be what ran.
+
+CASES = {
+    1: [("1d_k5", dict(in_channels=64, out_channels=64, kernel_size=5, padding=2), (4, 64, 50), "tma", False),
+        ("1d_s2", dict(in_channels=48, out_channels=72, kernel_size=3, stride=2, padding=1), (3, 48, 33), "tma", False),
+        ("1d_odd_c10", dict(in_channels=10, out_channels=16, kernel_size=3, padding=1), (2, 10, 17), "gather", False)],
+    2: [("2d_3x3", dict(in_channels=64, out_channels=128, kernel_size=3, padding=1), (2, 64, 14, 14), "tma", False),
+        ("2d_3x3_s2_tails", dict(in_channels=72, out_channels=136, kernel_size=3, stride=2, padding=1), (3, 72, 9, 11),
+         "tma", False),
+        ("2d_1x1_bias", dict(in_channels=64, out_channels=256, kernel_size=1), (2, 64, 7, 7), "tma", False),
+        ("2d_same_even_4x4", dict(in_channels=32, out_channels=64, kernel_size=4, padding="same", bias=False),
+         (2, 32, 10, 9), "tma", False),
+        ("2d_dil2", dict(in_channels=32, out_channels=32, kernel_size=3, padding=2, dilation=2), (2, 32, 12, 12), "tma",
+         False),
+        ("2d_reflect", dict(in_channels=32, out_channels=48, kernel_size=3, padding=1, padding_mode="reflect"),
+         (1, 32, 8, 8), "tma", False),
+        ("2d_odd_c20_k30", dict(in_channels=20, out_channels=30, kernel_size=3, padding=1), (2, 20, 9, 9), "gather",
+         False),
+        ("2d_grouped_g4", dict(in_channels=64, out_channels=64, kernel_size=3, padding=1, groups=4, bias=False),
+         (2, 64, 8, 8), "gather", False),
+        ("2d_depthwise_tiny", dict(in_channels=32, out_channels=32, kernel_size=3, padding=1, groups=32), (2, 32, 8, 8),
+         "direct", False),
+        # C = 3 stem, grouped (32 groups of 4 channels), depthwise (groups == C): strict
+        ("2d_stem_c3_7x7_s2", dict(in_channels=3, out_channels=64, kernel_size=7, stride=2, padding=3, bias=False),
+         (2, 3, 64, 64), "gather", True),
+        ("2d_grouped_g32_c4", dict(in_channels=128, out_channels=128, kernel_size=3, padding=1, groups=32, bias=False),
+         (2, 128, 16, 16), "gather", True),
+        ("2d_dw_3x3", dict(in_channels=64, out_channels=64, kernel_size=3, padding=1, groups=64), (4, 64, 32, 32),
+         "direct", True),
+        ("2d_dw_3x3_s2", dict(in_channels=64, out_channels=64, kernel_size=3, stride=2, padding=1, groups=64,
+                              bias=False), (4, 64, 32, 32), "direct", True),
+        ("2d_dw_7x7", dict(in_channels=64, out_channels=64, kernel_size=7, padding=3, groups=64), (4, 64, 32, 32),
+         "direct", True),
+        ("2d_dw_7x7_s2", dict(in_channels=64, out_channels=64, kernel_size=7, stride=2, padding=3, groups=64,
+                              bias=False), (4, 64, 32, 32), "direct", True)],
+    3: [("3d_3x3x3", dict(in_channels=32, out_channels=64, kernel_size=3, padding=1), (1, 32, 5, 6, 7), "tma", False),
+        ("3d_1x3x3_s122", dict(in_channels=16, out_channels=32, kernel_size=(1, 3, 3), stride=(1, 2, 2),
+                               padding=(0, 1, 1)), (2, 16, 4, 9, 9), "tma", False),
+        ("3d_odd_c4", dict(in_channels=4, out_channels=16, kernel_size=3, padding=1), (1, 4, 4, 5, 6), "gather",
+         False)],
+}
+
+
+def geometry_of(rt, m, x_shape):
+    """convcat.torch's Geometry of module m (an nn.ConvNd) on an input of x_shape, as its forward makes it
+    (a padding_mode other than zeros pads the input first)."""
+    from convcat.torch.functional import padding_pairs
+    dims = len(x_shape) - 2
+    pad = (0,) * dims if m.padding_mode != "zeros" else m.padding
+    shape = list(x_shape)
+    if m.padding_mode != "zeros":
+        for i in range(dims):
+            shape[2 + i] += 2 * m._reversed_padding_repeated_twice[2 * (dims - 1 - i)]
+    lo, hi = padding_pairs(pad, m.kernel_size, m.dilation, m.stride, dims)
+    return rt.geometry(dims, shape, m.weight.shape, m.stride, lo, hi, m.dilation, m.groups)
+
+
+# ---------------------------------------------------------------------------
 
 
 class Tests:
@@ -138,7 +199,8 @@ class Tests:
         return float(torch.linalg.vector_norm(a - b) / (den if den > 0 else 1.0))
 
     def expect(self, op, geo, dtype):
-        """('convcat', None) if the query says convcat runs it here, else ('fallback', reason)."""
+        """('convcat', the query's first kernel) if the query says convcat runs it here, else
+        ('fallback', reason)."""
         rt = self.rt
         tf32 = dtype == self.torch.float32 and rt.tf32_allowed()
         if self.dev.type == "cpu":
@@ -149,12 +211,12 @@ class Tests:
         if p is None:
             return "fallback", text
         q = self.cat.query(p, arch=self.arch, sm_count=self.sms)
-        return ("convcat", None) if q.runnable else ("fallback", q.why_none(p, self.cat.entries))
+        return ("convcat", q.runnable[0]) if q.runnable else ("fallback", q.why_none(p, self.cat.entries))
 
-    def catalog_has(self, op, dims, dtype):
+    def catalog_has(self, op, dims, dtype, family=None):
         names = {self.torch.float16: "f16", self.torch.bfloat16: "bf16", self.torch.float32: "tf32"}
         return any(e.arch == self.arch and e.op == op and e.dims == dims and e.a_type == names[dtype]
-                   for e in self.cat.entries)
+                   and (family is None or e.family == family) for e in self.cat.entries)
 
     def module_pair(self, dims, kw, dtype):
         nn = self.nn
@@ -176,66 +238,49 @@ class Tests:
         return t.contiguous(memory_format=self.torch.channels_last_3d if t.dim() == 5 else self.torch.channels_last)
 
     def geo_of(self, m, x):
-        from convcat.torch.functional import padding_pairs
-        dims = x.dim() - 2
-        pad = (0,) * dims if m.padding_mode != "zeros" else m.padding
-        shape = list(x.shape)
-        if m.padding_mode != "zeros":
-            for i in range(dims):
-                shape[2 + i] += 2 * m._reversed_padding_repeated_twice[2 * (dims - 1 - i)]
-        lo, hi = padding_pairs(pad, m.kernel_size, m.dilation, m.stride, dims)
-        return self.rt.geometry(dims, shape, m.weight.shape, m.stride, lo, hi, m.dilation, m.groups)
+        return geometry_of(self.rt, m, x.shape)
 
-    def judge(self, name, op, geo, dtype, rec, err, cudnn_err, core):
-        """PASS/FAIL/SKIP for one pass: the path that ran against the query, and the error."""
+    def judge(self, name, op, geo, dtype, rec, err, cudnn_err, family, strict):
+        """PASS/FAIL/SKIP for one pass: the path (and kernel family) that ran against the query, and the error."""
         want, why = self.expect(op, geo, dtype)
         ran = f"convcat {rec.key}" if rec.ran == "convcat" else f"{rec.ran}: {rec.reason}"
-        extra = dict(err=err, cudnn_err=cudnn_err, ran=ran, op=op)
+        extra = dict(err=err, cudnn_err=cudnn_err, ran=ran, op=op, family=rec.family or None)
         if err is None or err != err or err > TOL:
             return result(name, "FAIL", f"rel. error {err} > {TOL}", **extra)
         if want == "convcat" and rec.ran != "convcat":
             return result(name, "FAIL", f"the query says convcat runs it; it fell back: {rec.reason}", **extra)
+        if want == "convcat":
+            if strict and rec.family != family:
+                return result(name, "FAIL", f"a {family} case ran a {rec.family} kernel (the query ranks "
+                                            f"{why.key} first)", **extra)
+            if rec.key != why.key and not rec.note:
+                return result(name, "PASS", f"ran the query's runner-up ({why.key} ranks first: its plan was "
+                                            f"refused on this device)", **extra)
         if want == "fallback":
             if rec.ran == "convcat":
                 return result(name, "FAIL", f"the query refuses it ({why}) but convcat ran {rec.key}", **extra)
             if not rec.reason:
                 return result(name, "FAIL", "fell back without a reason", **extra)
-            if core and self.dev.type == "cuda" and self.arch and self.catalog_has(op, geo.dims, dtype):
-                return result(name, "FAIL", f"an aligned case the catalog's {op} kernels refuse: {rec.reason}", **extra)
-            if core and self.dev.type == "cuda" and self.arch:
-                return result(name, "SKIP", f"the catalog has no {self.arch} {op} {geo.dims}D {dtype} kernels", **extra)
+            if self.dev.type == "cuda" and self.arch and self.catalog_has(op, geo.dims, dtype, family):
+                return result(name, "FAIL", f"a {family} case the catalog's {family} {op} kernels refuse: "
+                                            f"{rec.reason}", **extra)
+            if self.dev.type == "cuda" and self.arch:
+                return result(name, "SKIP", f"the catalog has no {self.arch} {family} {op} {geo.dims}D {dtype} "
+                                            f"kernels", **extra)
         return result(name, "PASS", "", **extra)
 
-    # ---- numerics: every op, dims and dtype
-    CASES = {
-        # name: (dims, module kwargs, input shape, core (aligned: convcat's families should run it))
-        1: [("1d_k5", dict(in_channels=64, out_channels=64, kernel_size=5, padding=2), (4, 64, 50), True),
-            ("1d_s2", dict(in_channels=48, out_channels=72, kernel_size=3, stride=2, padding=1), (3, 48, 33), True),
-            ("1d_odd_c10", dict(in_channels=10, out_channels=16, kernel_size=3, padding=1), (2, 10, 17), False)],
-        2: [("2d_3x3", dict(in_channels=64, out_channels=128, kernel_size=3, padding=1), (2, 64, 14, 14), True),
-            ("2d_3x3_s2_tails", dict(in_channels=72, out_channels=136, kernel_size=3, stride=2, padding=1), (3, 72, 9, 11), True),
-            ("2d_1x1_bias", dict(in_channels=64, out_channels=256, kernel_size=1), (2, 64, 7, 7), True),
-            ("2d_same_even_4x4", dict(in_channels=32, out_channels=64, kernel_size=4, padding="same", bias=False), (2, 32, 10, 9), True),
-            ("2d_dil2", dict(in_channels=32, out_channels=32, kernel_size=3, padding=2, dilation=2), (2, 32, 12, 12), True),
-            ("2d_reflect", dict(in_channels=32, out_channels=48, kernel_size=3, padding=1, padding_mode="reflect"), (1, 32, 8, 8), True),
-            ("2d_stem_c3", dict(in_channels=3, out_channels=64, kernel_size=7, stride=2, padding=3, bias=False), (2, 3, 32, 32), False),
-            ("2d_odd_c20_k30", dict(in_channels=20, out_channels=30, kernel_size=3, padding=1), (2, 20, 9, 9), False),
-            ("2d_grouped_g4", dict(in_channels=64, out_channels=64, kernel_size=3, padding=1, groups=4, bias=False), (2, 64, 8, 8), False),
-            ("2d_depthwise", dict(in_channels=32, out_channels=32, kernel_size=3, padding=1, groups=32), (2, 32, 8, 8), False)],
-        3: [("3d_3x3x3", dict(in_channels=32, out_channels=64, kernel_size=3, padding=1), (1, 32, 5, 6, 7), True),
-            ("3d_1x3x3_s122", dict(in_channels=16, out_channels=32, kernel_size=(1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1)), (2, 16, 4, 9, 9), True),
-            ("3d_odd_c4", dict(in_channels=4, out_channels=16, kernel_size=3, padding=1), (1, 4, 4, 5, 6), False)],
-    }
+    # ---- numerics: every op, dims and dtype (CASES, above)
+    CASES = CASES
 
     def numerics(self):
         torch = self.torch
         dtypes = [torch.float16, torch.bfloat16, torch.float32]
         for dims, cases in self.CASES.items():
-            for cname, kw, shape, core in cases:
+            for cname, kw, shape, family, strict in cases:
                 for dtype in dtypes:
-                    self.one_case(f"{cname} {str(dtype)[6:]}", dims, kw, shape, dtype, core)
+                    self.one_case(f"{cname} {str(dtype)[6:]}", dims, kw, shape, dtype, family, strict)
 
-    def one_case(self, name, dims, kw, shape, dtype, core):
+    def one_case(self, name, dims, kw, shape, dtype, family, strict):
         torch = self.torch
         torch.manual_seed(zlib.crc32(name.encode()))
         ref, ours = self.module_pair(dims, kw, dtype)
@@ -257,7 +302,7 @@ class Tests:
         pairs = [("fprop", y, y_ref, y64), ("dgrad", x_ours.grad, x_ref.grad, x64.grad),
                  ("wgrad", ours.weight.grad, ref.weight.grad, m64.weight.grad)]
         for op, a, c, b in pairs:
-            self.judge(f"{name} {op}", op, geo, dtype, recs[op], self.rel(a, b), self.rel(c, b), core)
+            self.judge(f"{name} {op}", op, geo, dtype, recs[op], self.rel(a, b), self.rel(c, b), family, strict)
         if ours.bias is not None:
             err = self.rel(ours.bias.grad, m64.bias.grad)
             result(f"{name} dbias", "PASS" if err <= TOL else "FAIL", "", err=err,
@@ -601,9 +646,21 @@ class Tests:
         self.ok(all(r.ops[op].reason for r in rep for op in r.ops if r.ops[op].ran != "convcat"),
                 "every fallback has its reason")
         conv1 = rep[0]
-        self.ok(conv1.name == "conv1" and conv1.ops["fprop"].ran != "convcat" and "C = 3" in conv1.ops["fprop"].reason
-                if self.dev.type == "cuda" and self.arch else True, "conv1 (C = 3) falls back with the channel rule",
-                conv1.ops["fprop"].reason)
+        self.ok(conv1.name == "conv1", f"the first row is conv1 ({conv1.name})")
+        if self.dev.type == "cuda" and self.arch:   # the C = 3 stem: what the query says, a gather kernel
+            geo = self.geo_of(model.conv1, x)
+            for op in ("fprop", "wgrad"):   # no dgrad: the input does not require a gradient
+                rec = conv1.ops.get(op)
+                want, first = self.expect(op, geo, torch.bfloat16)
+                if rec is None:
+                    result(f"resnet18 conv1 (C = 3) {op}", "FAIL", "did not run")
+                elif want == "convcat":
+                    self.ok(rec.ran == "convcat" and rec.family == first.family,
+                            f"resnet18 conv1 (C = 3) {op} runs on convcat's {first.family} family",
+                            f"{rec.ran} {rec.key or rec.reason}")
+                else:
+                    self.ok(rec.ran != "convcat" and "C = 3" in rec.reason,
+                            f"resnet18 conv1 (C = 3) {op} falls back with the channel rule", rec.reason)
         self.ok(fell == warned or self.dev.type == "cpu", f"a warning per fallen-back layer ({len(fell)} layers)",
                 f"reported {sorted(fell)}, warned {sorted(warned)}")
         c = rep.counts()

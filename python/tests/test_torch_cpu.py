@@ -440,10 +440,19 @@ class Report(unittest.TestCase):
         first, second = rep
         self.assertEqual(first.ops["fprop"].ran, "torch (cpu)")
         self.assertIn("tensors on cpu", first.ops["fprop"].reason)
-        self.assertIn("C = 3: channels must be a multiple of", first.ops["fprop"].would)
         self.assertTrue(first.fell_back)
-        self.assertEqual(set(second.ops), {"fprop", "dgrad", "wgrad"})
         cat = rt.catalog()
+        # The C = 3 stem: what the query says, a gather kernel where the catalog has one.
+        for op in ("fprop", "dgrad", "wgrad"):
+            p, _ = rt.problem(op, rt.geometry(2, (2, 3, 8, 8), (16, 3, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1),
+                              torch.float32, True)
+            q = cat.query(p, arch="sm90a")
+            if q.runnable:
+                self.assertEqual(first.ops[op].would, f"runs {q.runnable[0].key}")
+                self.assertTrue(q.runnable[0].key.endswith("_gather"), q.runnable[0].key)
+            else:
+                self.assertIn("C = 3: channels must be a multiple of", first.ops[op].would)
+        self.assertEqual(set(second.ops), {"fprop", "dgrad", "wgrad"})
         for op in ("fprop", "dgrad", "wgrad"):
             if any(e.op == op and e.dims == 2 and e.a_type == "tf32" for e in cat.entries):
                 self.assertTrue(second.ops[op].would.startswith(f"runs sm90a_{op}_2d_tf32"), second.ops[op].would)
@@ -451,6 +460,30 @@ class Report(unittest.TestCase):
         self.assertIn("0: Conv2d 3->16 3x3", str(rep))
         self.assertIn(f"problem {second.ops['wgrad'].problem}", rep.text(problems=True))
         self.assertTrue(second.ops["wgrad"].problem.startswith("wgrad/2d/tf32.tf32.f32/n2.d1.h8.w8.c16/k32"))
+
+    def test_stems_grouped_and_depthwise_run_on_convcat(self):
+        """What the sm90a catalog would run for a C = 3 stem and a grouped convolution (gather kernels)
+        and for depthwise ones (direct kernels), every op and dtype: the query's first kernel.  (On
+        tiny depthwise problems the time model may rank a gather kernel first: these are not tiny.)"""
+        cat = rt.catalog()
+        cases = [("stem 7x7/2", "gather", (2, 3, 32, 32), (64, 3, 7, 7), (2, 2), (3, 3), 1),
+                 ("groups 32 of 4", "gather", (2, 128, 14, 14), (128, 4, 3, 3), (1, 1), (1, 1), 32),
+                 ("depthwise 3x3", "direct", (4, 64, 32, 32), (64, 1, 3, 3), (1, 1), (1, 1), 64),
+                 ("depthwise 7x7/2", "direct", (4, 64, 32, 32), (64, 1, 7, 7), (2, 2), (3, 3), 64),
+                 ("depthwise x2", "direct", (4, 64, 32, 32), (128, 1, 3, 3), (1, 1), (1, 1), 64)]
+        for name, family, xs, ws, st, pad, g in cases:
+            geo = rt.geometry(2, xs, ws, st, pad, pad, (1, 1), g)
+            for dtype, tf32, dt in ((torch.float16, False, "f16"), (torch.bfloat16, False, "bf16"),
+                                    (torch.float32, True, "tf32")):
+                for op in ("fprop", "dgrad", "wgrad"):
+                    with self.subTest(name, op=op, dtype=dt):
+                        if not any(e.family == family and e.op == op and e.a_type == dt and e.dims == 2 and
+                                   e.arch == "sm90a" for e in cat.entries):
+                            self.skipTest(f"the catalog has no sm90a {family} {op} {dt} kernels")
+                        would = rt.would_run(op, geo, dtype, tf32)
+                        self.assertTrue(would.startswith("runs sm90a_"), would)
+                        self.assertTrue(would.endswith(f"_{family}"), would)
+                        self.assertIn(f"_{op}_2d_{dt}_", would)
 
     def test_tf32_disallowed_is_a_reason(self):
         m = cct.Conv2d(16, 16, 3, padding=1)
@@ -465,6 +498,53 @@ class Report(unittest.TestCase):
     def test_not_run_yet(self):
         model = cct.convert(nn.Sequential(nn.Conv2d(8, 8, 1)))
         self.assertIn("not run yet", str(cct.report(model)))
+
+    def test_counts_per_family(self):
+        """The per-op lines say how many passes ran on each kernel family."""
+        model = cct.convert(nn.Sequential(nn.Conv2d(3, 32, 3), nn.Conv2d(32, 32, 3, groups=32), nn.Conv2d(32, 64, 1),
+                                          nn.Conv2d(64, 64, 1)))
+        for m, fam in zip(model, ("gather", "direct", "tma", None)):
+            rec = rt._record(m._convcat_tag, "fprop")
+            rec.calls, rec.problem = 1, "fprop/..."
+            if fam:
+                rec.ran, rec.key, rec.family = "convcat", f"sm90a_fprop_2d_x_{fam}", fam
+            else:
+                rec.ran, rec.reason = "cuDNN", "no kernel"
+        rep = cct.report(model)
+        self.assertEqual(rep.counts()["fprop"], dict(convcat=3, fallback=1, families=dict(gather=1, direct=1, tma=1)))
+        self.assertIn("  fprop: 3 on convcat (direct 1, gather 1, tma 1), 1 fell back", str(rep))
+        self.assertEqual([r.kernel("fprop") for r in rep][:2], ["sm90a_fprop_2d_x_gather", "sm90a_fprop_2d_x_direct"])
+
+
+class GpuCases(unittest.TestCase):
+    """gpu_torch.py's numeric cases against the catalog, on the CPU: the family each case names can
+    run it (the GPU script fails a case the query refuses when the catalog has that family's kernels),
+    and the strict ones (the C = 3 stem, the grouped and the depthwise convolutions) rank their family
+    first for every op and dtype, as the GPU script requires of what ran."""
+
+    def test_cases_follow_the_query(self):
+        if not has_catalog():
+            self.skipTest(f"no catalog: {rt.catalog_error()}")
+        import gpu_torch
+        cat = rt.catalog()
+        cls = {1: nn.Conv1d, 2: nn.Conv2d, 3: nn.Conv3d}
+        strict = 0
+        for dims, cases in gpu_torch.CASES.items():
+            for name, kw, shape, family, is_strict in cases:
+                geo = gpu_torch.geometry_of(rt, cls[dims](**kw), shape)
+                strict += is_strict
+                for dtype, dt in ((torch.float16, "f16"), (torch.bfloat16, "bf16"), (torch.float32, "tf32")):
+                    for op in ("fprop", "dgrad", "wgrad"):
+                        with self.subTest(name, op=op, dtype=dt):
+                            if not any(e.arch == "sm90a" and e.family == family and e.op == op and e.dims == dims
+                                       and e.a_type == dt for e in cat.entries):
+                                continue   # the GPU script skips it too
+                            p, _ = rt.problem(op, geo, dtype, dtype == torch.float32)
+                            q = cat.query(p, arch="sm90a")
+                            self.assertTrue(q.runnable, q.why_none(p, cat.entries))
+                            if is_strict:
+                                self.assertEqual(q.runnable[0].family, family, q.runnable[0].key)
+        self.assertGreaterEqual(strict, 6)   # the stem, the grouped case, four depthwise ones
 
 
 class FakePlan:
@@ -511,6 +591,25 @@ class Decisions(unittest.TestCase):
 
     def decide(self, tune=None):
         return rt.decide("fprop", self.geo, torch.bfloat16, self.dev, tune)
+
+    def test_decisions_take_the_query_first_family(self):
+        """Stems and grouped convolutions plan a gather kernel, depthwise ones a direct kernel: the
+        query's first (with the device mocked); the decision and the record carry the family."""
+        cases = [("gather", rt.geometry(2, (2, 3, 32, 32), (64, 3, 7, 7), (2, 2), (3, 3), (3, 3), (1, 1), 1)),
+                 ("gather", rt.geometry(2, (2, 128, 14, 14), (128, 4, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 32)),
+                 ("direct", rt.geometry(2, (4, 64, 32, 32), (64, 1, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 64))]
+        for family, geo in cases:
+            for op in ("fprop", "dgrad", "wgrad"):
+                with self.subTest(family=family, op=op, groups=geo.groups):
+                    p, _ = rt.problem(op, geo, torch.bfloat16, False)
+                    q = self.cat.query(p, arch="sm90a")
+                    if not q.runnable:
+                        self.skipTest(f"the catalog cannot run {op} groups {geo.groups}")
+                    with unittest.mock.patch.object(rt, "_capturing", lambda: False):
+                        d = rt.decide(op, geo, torch.bfloat16, self.dev)
+                    self.assertEqual(d.key, q.runnable[0].key)
+                    self.assertEqual(d.family, family)
+                    self.assertEqual(d.family, self.cat.find(d.key).family)
 
     def test_capture_makes_no_plan_and_caches_nothing(self):
         with unittest.mock.patch.object(rt, "_capturing", lambda: True):

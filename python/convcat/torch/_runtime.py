@@ -2,6 +2,13 @@
 reason to fall back to cuDNN), layouts, launches, the fallback computations, and what each layer did
 (for report() and the once-per-layer warnings).
 
+The decision is the catalog's query: whatever it can run runs on convcat, in whichever kernel
+family ranks first (tma: implicit GEMM for channel counts in multiples of 8 (4 for TF32) and
+groups 1; gather: any groups and channel counts, so C = 3 stems, odd channel counts and grouped
+convolutions; direct: depthwise, groups == C).  A pass falls back to cuDNN only for a reason it
+records: no kernel of the catalog can run it (with the query's reason), its dtype (f64; f32 with
+TF32 disallowed), the device, or a first call while a CUDA graph is captured.
+
 Decisions are cached per (problem, dtype, TF32 setting, device, catalog).  A plan is never made
 while the current stream is being captured into a CUDA graph: a layer first seen during capture runs
 cuDNN in the graph (with a warning); run the model once before capturing and every convcat layer
@@ -289,6 +296,7 @@ class OpRecord:
     problem: str = ""
     ran: str = ""           # "convcat", "cuDNN", "torch (cpu)" ...
     key: str = ""           # the kernel, when convcat ran it
+    family: str = ""        # its kernel family: "tma", "gather" or "direct"
     reason: str = ""        # why it fell back
     note: str = ""          # pinned, autotuned, a pin ignored
     would: str = ""         # CPU tensors: what the sm90a catalog would do
@@ -377,6 +385,7 @@ def weight_layout(w, dims):
 class Decision:
     plan: object = None     # convcat.Plan, or None: fall back
     key: str = ""
+    family: str = ""        # the kernel's family (tma, gather, direct)
     reason: str = ""
     note: str = ""
     problem: object = None
@@ -493,7 +502,8 @@ def _decide(op, geo, dtype, tf32, device, tune):
             except ConvcatError as e:   # device limits (shared memory, clusters) are checked here
                 errors.append(str(e))
                 continue
-            return Decision(plan=plan, key=cand.key, note=note, problem=p, text=text), True
+            return Decision(plan=plan, key=cand.key, family=cat.entries[cand.index].family, note=note, problem=p,
+                            text=text), True
     return Decision(reason="no plan could be made: " + "; ".join(errors), problem=p, text=text), True
 
 
@@ -532,7 +542,8 @@ def _autotune(cat, p, text, order, tune):
     if cache is not None and cache.count() != before:
         cache.save()
     plan = cat.plan(p, entry.index)
-    return Decision(plan=plan, key=entry.key, note=f"autotuned ({ms * 1e3:.1f} us)", problem=p, text=text)
+    return Decision(plan=plan, key=entry.key, family=entry.family, note=f"autotuned ({ms * 1e3:.1f} us)", problem=p,
+                    text=text)
 
 
 # ---------------------------------------------------------------------------
@@ -551,7 +562,7 @@ def _launch(plan, tensors, device):
 
 def _fall_back(tag, op, rec, reason, device):
     rec.ran = "cuDNN" if device.type == "cuda" else f"torch ({device.type})"
-    rec.reason, rec.key, rec.note = reason, "", ""
+    rec.reason, rec.key, rec.family, rec.note = reason, "", "", ""
     if device.type == "cuda":
         warn_once((tag, op, "fallback", reason),
                   f"convcat: {display_name(tag)} ({op}, {rec.problem}) falls back to cuDNN: {reason} (warned once "
@@ -608,7 +619,7 @@ def fprop(x, w, bias, residual, geo, act, alpha, beta, tag):
     except ConvcatError as e:
         _fall_back(tag, "fprop", rec, f"convcat_plan_run failed: {e}", x.device)
         return fprop_fallback(x, w, bias, c, geo, act, alpha, beta)
-    rec.ran, rec.key, rec.reason, rec.note = "convcat", d.key, "", d.note
+    rec.ran, rec.key, rec.family, rec.reason, rec.note = "convcat", d.key, d.family, "", d.note
     return y
 
 
@@ -638,7 +649,7 @@ def dgrad(dy, w, geo, tag):
     except ConvcatError as e:
         _fall_back(tag, "dgrad", rec, f"convcat_plan_run failed: {e}", dy.device)
         return dgrad_fallback(dy, w, geo)
-    rec.ran, rec.key, rec.reason, rec.note = "convcat", d.key, "", d.note
+    rec.ran, rec.key, rec.family, rec.reason, rec.note = "convcat", d.key, d.family, "", d.note
     return dx
 
 
@@ -668,7 +679,7 @@ def wgrad(dy, x, geo, tag):
     except ConvcatError as e:
         _fall_back(tag, "wgrad", rec, f"convcat_plan_run failed: {e}", dy.device)
         return wgrad_fallback(dy, x, geo)
-    rec.ran, rec.key, rec.reason, rec.note = "convcat", d.key, "", d.note
+    rec.ran, rec.key, rec.family, rec.reason, rec.note = "convcat", d.key, d.family, "", d.note
     return dw
 
 

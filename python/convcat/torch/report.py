@@ -1,5 +1,7 @@
-"""report(model): every convolution layer, what ran each of its passes (the convcat kernel, or cuDNN
-and the reason), and what convert() fused into it."""
+"""report(model): every convolution layer, what ran each of its passes (the convcat kernel and its
+family: tma, gather (C = 3 stems, odd channel counts, grouped convolutions) or direct (depthwise);
+or cuDNN and the reason convcat's catalog has no kernel for it), and what convert() fused into it."""
+import collections
 import dataclasses
 
 from torch import nn
@@ -48,7 +50,9 @@ class Report(list):
                    fell_back=len(self.fallbacks), not_converted=sum(not r.converted for r in self))
         for op in OPS:
             recs = [r.ops[op] for r in self if op in r.ops]
-            out[op] = dict(convcat=sum(x.ran == "convcat" for x in recs), fallback=sum(x.ran != "convcat" for x in recs))
+            out[op] = dict(convcat=sum(x.ran == "convcat" for x in recs),
+                           fallback=sum(x.ran != "convcat" for x in recs),
+                           families=dict(collections.Counter(x.family for x in recs if x.ran == "convcat")))
         return out
 
     def __str__(self):
@@ -65,7 +69,9 @@ class Report(list):
                      else f"  {rt.catalog_error()}")
         for op in OPS:
             if c[op]["convcat"] or c[op]["fallback"]:
-                lines.append(f"  {op}: {c[op]['convcat']} on convcat, {c[op]['fallback']} fell back")
+                fams = ", ".join(f"{f or '?'} {n}" for f, n in sorted(c[op]["families"].items()))
+                lines.append(f"  {op}: {c[op]['convcat']} on convcat" + (f" ({fams})" if fams else "")
+                             + f", {c[op]['fallback']} fell back")
         lines += [f"  {n}" for n in self.notes]
         for r in self:
             fused = ", ".join(f"{v} folded" if k == "bn" else f"{v} fused" if k == "activation" else "residual add fused"
@@ -108,8 +114,10 @@ def _describe(m):
 def report(model, file=None, problems=False):
     """The Report of every convolution in `model` (convcat's and those convert() leaves alone); printed
     to `file` when given (with each pass's problem text if `problems`).  Each pass that ran shows the
-    kernel or the reason it fell back (for calls on CPU tensors, also what the sm90a catalog would do),
-    for the layer's last call."""
+    kernel (the per-op counts say how many ran on each kernel family: stems and grouped convolutions
+    on gather kernels, depthwise ones on direct kernels, where the catalog's query says they can) or
+    the reason it fell back (for calls on CPU tensors, also what the sm90a catalog would do), for the
+    layer's last call."""
     rows = []
     for name, m in model.named_modules():
         if isinstance(m, CONVCAT_TYPES):
