@@ -104,7 +104,7 @@ class DirectRules(unittest.TestCase):
 
     def test_block(self):
         self.assertIn("multiple of 8", reason("sm90a_fprop_2d_bf16_bf16_f32_bf16_4x16x60_s1_c1x1_direct"))
-        self.assertIn("strip", reason("sm90a_fprop_2d_bf16_bf16_f32_bf16_4x18x64_s1_c1x1_direct"))
+        self.assertIn("strip", reason("sm90a_fprop_2d_bf16_bf16_f32_bf16_4x17x64_s1_c1x1_direct"))
         self.assertIn("one row", reason("sm90a_fprop_1d_bf16_bf16_f32_bf16_4x64x64_s1_c1x1_direct"))
         self.assertIsNone(reason("sm90a_fprop_1d_bf16_bf16_f32_bf16_1x64x64_s1_c1x1_direct"))
         self.assertIn("rows", reason("sm90a_fprop_2d_bf16_bf16_f32_bf16_32x16x64_s1_c1x1_direct"))
@@ -112,7 +112,7 @@ class DirectRules(unittest.TestCase):
 
     def test_derived_numbers(self):
         cfg = space.derive(key(self.BASE))
-        self.assertEqual((cfg.vec, cfg.strip, cfg.lanes, cfg.threads), (8, 4, 8, 8 * 4 * 4))
+        self.assertEqual((cfg.vec, cfg.strip, cfg.lanes, cfg.threads), (8, 2, 8, 8 * 4 * 8))
         self.assertEqual(space.derive(key("sm90a_wgrad_2d_bf16_bf16_f32_bf16_4x16x64_s1_c1x1_direct")).threads,
                          direct.WGRAD_THREADS)
         self.assertEqual(space.derive(key("sm90a_fprop_2d_tf32_tf32_f32_f32_4x16x32_s1_c1x1_direct")).vec, 4)
@@ -121,7 +121,7 @@ class DirectRules(unittest.TestCase):
         v = space.index_values(key(self.BASE))
         self.assertEqual(v["family"], index.FAMILY["direct"])
         self.assertEqual(v["groups_mode"], index.GROUPS_MODE["depthwise"])
-        self.assertEqual((v["block_vec"], v["block_strip"]), (8, 4))
+        self.assertEqual((v["block_vec"], v["block_strip"]), (8, 2))
         self.assertEqual(v["vec_mask"], 0b1111)
         self.assertEqual(space.index_values(key("sm90a_fprop_2d_f32_f32_f32_f32_4x16x32_s1_c1x1_direct"))["vec_mask"],
                          0b111)

@@ -692,7 +692,7 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
         return 0;
     }
     if (e->family == CONVCAT_FAMILY_DIRECT && convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK &&
-        (strstr(why, "bytes of input tile and filters, more than its") || strstr(why, "units of taps, more than"))) {
+        (strstr(why, "bytes of shared memory") || strstr(why, "units of taps, more than"))) {
         ++direct_by_design;   /* a smaller block (or fewer channels a block) of the family takes it */
         return 0;
     }

@@ -921,22 +921,25 @@ static void test_direct_runs_depthwise_problems(void)
     }
 }
 
-/* A direct kernel's input tile and filters live in shared memory: a filter whose tile exceeds
- * the kernel's smem_bytes is refused with the bytes it would need. */
+/* A direct fprop/dgrad kernel holds its channels' filters (f32, every tap) in shared memory, a
+ * wgrad kernel its input tile and dy block: a filter that needs more than the kernel's
+ * smem_bytes is refused with the bytes it would need. */
 static void test_direct_tile_must_fit_shared_memory(void)
 {
-    const char *need = "bytes of input tile and filters, more than its";
+    const char *need = "bytes of shared memory";
     const cvc_entry e1 = unit_entry(D_1D), e2 = unit_entry(D_FPROP);
     convcat_problem p = unit_problem(CONVCAT_FPROP, 1, CONVCAT_BF16, CONVCAT_BF16);
     p.n = 1, p.w = 1024, p.c = p.k = p.groups = 64;
     p.pad_lo[2] = p.pad_hi[2] = 0;
     p.s = 31;
     ACCEPT(e1, p);
-    p.dilation[2] = 8;   /* a 1D tile of 64 + 240 pixels: still small */
+    p.dilation[2] = 2;   /* the table holds taps, whatever their reach */
     ACCEPT(e1, p);
     p.dilation[2] = 1;
-    BOTH(e1, p, s, 255, 301, need);
-    /* 2D: 7x7 fits a 4x16 block's tile; 31x31 at dilation 8 does not (244 x 256 input pixels). */
+    /* 64 channels x 4 bytes a tap: 452 taps fit the 113 KiB the index gives the kernel. */
+    CU_ASSERT_EQUAL(e1.smem_bytes, 113 * 1024);
+    BOTH(e1, p, s, 452, 453, need);
+    /* 2D: 7x7 fits; 31x31 (961 taps) does not, at any dilation. */
     convcat_problem q = unit_problem(CONVCAT_FPROP, 2, CONVCAT_BF16, CONVCAT_BF16);
     q.n = 1, q.h = q.w = 256, q.c = q.k = q.groups = 64;
     memset(q.pad_lo, 0, sizeof q.pad_lo);
@@ -944,8 +947,7 @@ static void test_direct_tile_must_fit_shared_memory(void)
     q.r = q.s = 7;
     ACCEPT(e2, q);
     q.r = q.s = 31, q.dilation[1] = q.dilation[2] = 8;
-    REFUSE(e2, q, "filter 1x31x31 at strides (1, 1, 1), dilations (1, 8, 8): this kernel's 4x16x64 blocks need");
-    REFUSE(e2, q, need);
+    REFUSE(e2, q, "filter 1x31x31 of 1 filters a group: this kernel's table of its 64 channels' filters needs 246016");
     q.dilation[1] = q.dilation[2] = 1;
     REFUSE(e2, q, need);
     /* wgrad: a thread group per unit of taps (a filter row, or 8 taps of a longer one). */

@@ -1,7 +1,7 @@
 """The direct family: depthwise convolution (one channel per group) on CUDA cores.
 
-Depthwise layers move bytes, not multiply-adds: a direct convolution from a
-tile of the input in shared memory, f32 FMAs, one pass over each tensor.
+Depthwise layers move bytes, not multiply-adds: a direct convolution with f32
+FMAs, one pass over each tensor.
 space.py owns the key and the one `is_valid`; for schedule "direct" it hands
 the key to `why_invalid` and `derive` here.  One template,
 templates/direct_conv.cu.j2, serves fprop, dgrad and wgrad on sm_90a and
@@ -9,7 +9,9 @@ sm_100a.
 
 The key's tile is the output block: tile M = its rows (1 in 1D), tile N its
 columns, tile K its channels; stages 1.  fprop and dgrad give each thread
-`vec` channels (16 bytes) of `strip` consecutive output pixels of one row.
+`vec` channels (16 bytes) of `strip` consecutive output pixels of one row; a
+CTA holds its channels' filters in shared memory and computes a run of
+blocks, reading the input through L1.
 wgrad walks blocks of dy: each thread sums, over a slice of them, its
 channels' products for a unit of taps (one filter row of up to `unit_taps`
 taps), and writes its sums to the workspace, where KEY_reduce adds them.
@@ -23,14 +25,18 @@ from . import space
 SCHEDULE = "direct"
 DTYPES = (("f16", "f16", "f32", "f16"), ("bf16", "bf16", "f32", "bf16"), ("tf32", "tf32", "f32", "f32"),
           ("f32", "f32", "f32", "f32"))
-STRIP = 4                     # fprop/dgrad: outputs of one thread along W
+STRIP = 2                     # fprop/dgrad: outputs of one thread along W
 WGRAD_THREADS = 256
 UNIT_TAPS = 8                 # wgrad: taps of one unit (a filter row, or 8 taps of a longer one)
 UNITS_PER_THREAD = 2          # wgrad: units one thread sums
-SMEM_BUDGET = 113 * 1024      # two CTAs per SM
+SMEM_BUDGET = 113 * 1024      # the most a launch may use: two CTAs per SM
+MIN_THREADS_PER_SM = 512      # fprop/dgrad __launch_bounds__: registers for this many threads an SM
 # Filter widths (and W strides) whose taps the fprop/dgrad inner loop has compiled in: the
 # input window of a thread's strip is loaded once per filter row, not once per tap.
 FAST = ((3, 1), (3, 2), (5, 1), (5, 2), (7, 1), (7, 2))
+# Of those, the square filters whose rows fprop unrolls too (every load of the filter issued early;
+# dgrad's strided path leaves no registers for it).
+WHOLE = ((3, 1), (3, 2))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,7 +46,8 @@ class Config:
     vec: int                  # channels of one thread (16 bytes of the input type)
     strip: int
     lanes: int                # channel vectors of a block
-    smem_bytes: int           # the most a problem may use (its input tile and filter table)
+    smem_bytes: int           # the most a problem may use (fprop/dgrad: its filter table; wgrad: its tiles)
+    min_ctas: int             # __launch_bounds__'s CTAs per SM
 
 
 def vec(key: space.Key) -> int:
@@ -51,7 +58,8 @@ def derive(key: space.Key) -> Config:
     v = vec(key)
     lanes = key.tile_k // v
     threads = WGRAD_THREADS if key.op == "wgrad" else lanes * key.tile_m * (key.tile_n // STRIP)
-    return Config(key=key, threads=threads, vec=v, strip=STRIP, lanes=lanes, smem_bytes=SMEM_BUDGET)
+    return Config(key=key, threads=threads, vec=v, strip=STRIP, lanes=lanes, smem_bytes=SMEM_BUDGET,
+                  min_ctas=1 if key.op == "wgrad" else max(1, MIN_THREADS_PER_SM // threads))
 
 
 def why_invalid(key: space.Key) -> str | None:
@@ -71,7 +79,7 @@ def why_invalid(key: space.Key) -> str | None:
         return f"schedule direct: tile M {key.tile_m}: a 1D block is one row"
     if key.tile_m > 16 or key.tile_n > 64 or (key.dims > 1 and key.tile_m < 2):
         return (f"schedule direct: block {key.tile_m}x{key.tile_n}: 2..16 rows (1 in 1D) of at most 64 columns, "
-                "so that its input tile fits shared memory")
+                "so that a wgrad input tile fits shared memory")
     cfg = derive(key)
     if key.op != "wgrad" and (cfg.threads % 32 or not 64 <= cfg.threads <= 512):
         return (f"schedule direct: {cfg.lanes} channel vectors x {key.tile_m} rows x {key.tile_n // STRIP} strips = "
@@ -95,8 +103,9 @@ def context(key: space.Key) -> dict:
     eb = space.ELEM_BYTES[key.a]
     t = "f32" if key.a in ("tf32", "f32") else key.a
     return dict(key=key.name(), op=key.op, dims=key.dims, ab=key.a, t=t, eb=eb, bp=key.tile_m, bq=key.tile_n,
-                bc=key.tile_k, vec=cfg.vec, strip=cfg.strip, lanes=cfg.lanes, threads=cfg.threads,
+                bc=key.tile_k, vec=cfg.vec, strip=cfg.strip, lanes=cfg.lanes, threads=cfg.threads, min_ctas=cfg.min_ctas,
                 fast=[dict(s=s, st=st, win=(STRIP - 1) * st + s) for s, st in FAST] if key.op != "wgrad" else [],
+                whole=[dict(s=s, st=st, win=(STRIP - 1) * st + s) for s, st in WHOLE] if key.op == "fprop" else [],
                 unit_taps=UNIT_TAPS, units_per_thread=UNITS_PER_THREAD,
                 elem_t="float" if eb == 4 else "uint16_t", words=cfg.vec * eb // 4,
                 axes=list(range(3 - key.dims, 3)))

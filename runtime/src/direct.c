@@ -1,10 +1,10 @@
 /* direct.c: the direct family (templates/direct_conv.cu.j2, depthwise convolution): its rules,
  * its time model and the parameters of its launches.
  *
- * fprop and dgrad compute output blocks (tile M rows x tile N columns x tile K channels) from
- * an input tile in shared memory whose extents this file computes from the problem (the
- * kernel reads them from its parameters); wgrad sums slices of dy's blocks into f32 partial
- * sums in the workspace.
+ * fprop and dgrad compute output blocks (tile M rows x tile N columns x tile K channels), a run
+ * of them per CTA, from their channels' filters in shared memory and the input read through
+ * L1; wgrad sums slices of dy's blocks, each from an input tile in shared memory, into f32
+ * partial sums in the workspace.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -18,8 +18,11 @@
 #define LAUNCH_US 2.0
 #define COORD_LIMIT (INT64_C(1) << 29)
 #define WGRAD_UNIT_TAPS 8             /* a wgrad unit of taps: the template's UNIT_TAPS */
+#define RUN_CTAS_PER_SM 16            /* fprop/dgrad: runs of blocks sized for this many CTAs an SM */
+#define MAX_RUN 32                    /* ... and at most this many blocks a run */
 
-/* How a direct kernel computes a problem: the blocks' tensor, the input tile and mode. */
+/* How a direct kernel computes a problem: the blocks' tensor, the input tile (the input a block
+ * reads: wgrad's shared-memory tile, and the model's halo) and mode. */
 typedef struct shape {
     int mode, flip;
     int stride[3], pad[3], dil[3];
@@ -60,15 +63,15 @@ static void shape_of(const cvc_entry *e, const cvc_view *v, shape *s)
         s->tile[0] = 1;
 }
 
-/* Shared memory of a launch: the input tile (fprop and dgrad: one depth slice of it) and fprop/dgrad's
- * f32 filter table of one depth tap (wgrad: its dy block). */
+/* Shared memory of a launch: fprop and dgrad, the f32 filter table of the CTA's channels (dgrad:
+ * one plane per filter of a group); wgrad, the input tile and its dy block. */
 static int64_t smem_of(const cvc_entry *e, const cvc_view *v, const shape *s)
 {
     const int64_t eb = v->a_bytes, bc = e->k.tile_k;
+    if (e->k.op != CONVCAT_WGRAD)
+        return (e->k.op == CONVCAT_DGRAD ? v->kg : 1) * v->taps * bc * 4;
     const int64_t tile = ((int64_t)s->tile[0] * s->tile[1] * s->tile[2] * bc * eb + 15) / 16 * 16;
-    if (e->k.op == CONVCAT_WGRAD)
-        return tile + (int64_t)e->k.tile_m * e->k.tile_n * bc * eb;
-    return tile + (int64_t)v->filt[1] * v->filt[2] * bc * 4;
+    return tile + (int64_t)e->k.tile_m * e->k.tile_n * bc * eb;
 }
 
 /* wgrad: units of taps (a filter row, or WGRAD_UNIT_TAPS of a longer one) and thread groups. */
@@ -98,10 +101,16 @@ convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why
     shape_of(e, v, &s);
     const int64_t smem = smem_of(e, v, &s);
     if (smem > e->smem_bytes) {
-        cvc_say(why, n, "filter %dx%dx%d at strides (%d, %d, %d), dilations (%d, %d, %d): this kernel's %dx%dx%d blocks "
-                "need %lld bytes of input tile and filters, more than its %d", v->filt[0], v->filt[1], v->filt[2],
-                v->p.stride[0], v->p.stride[1], v->p.stride[2], v->p.dilation[0], v->p.dilation[1], v->p.dilation[2],
-                e->k.tile_m, e->k.tile_n, e->k.tile_k, (long long)smem, e->smem_bytes);
+        if (e->k.op != CONVCAT_WGRAD)
+            cvc_say(why, n, "filter %dx%dx%d of %d filters a group: this kernel's table of its %d channels' filters "
+                    "needs %lld bytes of shared memory, more than its %d", v->filt[0], v->filt[1], v->filt[2], (int)v->kg,
+                    e->k.tile_k, (long long)smem, e->smem_bytes);
+        else
+            cvc_say(why, n, "filter %dx%dx%d at strides (%d, %d, %d), dilations (%d, %d, %d): this kernel's %dx%dx%d "
+                    "blocks need %lld bytes of shared memory for their input tile and dy block, more than its %d",
+                    v->filt[0], v->filt[1], v->filt[2], v->p.stride[0], v->p.stride[1], v->p.stride[2],
+                    v->p.dilation[0], v->p.dilation[1], v->p.dilation[2], e->k.tile_m, e->k.tile_n, e->k.tile_k,
+                    (long long)smem, e->smem_bytes);
         return CONVCAT_ERR_UNSUPPORTED;
     }
     if (e->k.op == CONVCAT_WGRAD) {
@@ -170,7 +179,13 @@ convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sm
         out->reduce_grid = (unsigned)(rblocks < 8 * sms ? rblocks : 8 * sms);
         out->l[0].grid = (unsigned)((int64_t)d.chan_blocks * d.slices);
     } else {
-        out->l[0].grid = (unsigned)((int64_t)p->n * d.blocks[0] * d.blocks[1] * d.blocks[2] * d.chan_blocks);
+        /* Runs of blocks a CTA, so that its filter table loads about RUN_CTAS_PER_SM times an SM. */
+        const int64_t blocks = (int64_t)p->n * d.blocks[0] * d.blocks[1] * d.blocks[2];
+        int64_t run = blocks * d.chan_blocks / ((int64_t)(sms > 0 ? sms : 1) * RUN_CTAS_PER_SM);
+        run = run < 1 ? 1 : run > MAX_RUN ? MAX_RUN : run;
+        d.blocks_per_slice = (int32_t)run;
+        d.slices = (int32_t)cvc_ceil_div(blocks, run);
+        out->l[0].grid = (unsigned)((int64_t)d.chan_blocks * d.slices);
     }
     out->l[0].block = (unsigned)e->threads;
     out->l[0].smem = (unsigned)smem_of(e, v, &s);
