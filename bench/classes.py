@@ -2,7 +2,7 @@
 """Per-class tables from bench.py --json results: convcat's heuristic pick against cuDNN.
 
 Usage:
-    python3 bench/classes.py RESULTS.json [...] [--classes depthwise,grouped,stem] [--rows]
+    python3 bench/classes.py RESULTS.json [...] [--classes depthwise,grouped,stem] [--rows] [--markdown]
 
 Rows are grouped by bench.py's CLASSES (depthwise, grouped, stem, odd, dense: by shape alone) and
 by op and dtype; per group the geomean of cuDNN time / convcat time (the heuristic's pick, kernel
@@ -50,6 +50,7 @@ def main():
     ap.add_argument("results", nargs="+")
     ap.add_argument("--classes", default=",".join(bench.CLASSES))
     ap.add_argument("--rows", action="store_true", help="print every row")
+    ap.add_argument("--markdown", action="store_true", help="every row, as Markdown tables (BENCHMARKS.md)")
     a = ap.parse_args()
     groups = {}
     for path in a.results:
@@ -73,6 +74,17 @@ def main():
                   for row, r, c in rows if c]
             if fr:
                 line += f"; copy-rate fraction geomean {geomean(fr):.2f}, highest {max(fr):.2f}"
+        if a.markdown:
+            print(f"\n**{cls} {op}, {dt}**: {line.split(': ', 1)[1]}\n")
+            copy_col = cls == "depthwise"
+            print("| row | cuDNN µs | convcat µs | convcat / cuDNN |" + (" of copy rate |" if copy_col else "") + " kernel |")
+            print("|---|---|---|---|" + ("---|" if copy_col else "") + "---|")
+            for (row, r, c), q in sorted(zip(rows, ratios), key=lambda t: t[1]):
+                frac = (f" {tensor_bytes(r, ELEM[dt]) / (row['heuristic_ms'] * 1e-3) / 1e12 / c:.2f} |"
+                        if copy_col and c else (" - |" if copy_col else ""))
+                print(f"| {row['name']} | {row['cudnn_ms'] * 1e3:.1f} | {row['heuristic_ms'] * 1e3:.1f} | {q:.2f} |{frac} "
+                      f"`{row.get('heuristic_key', '-')}` |")
+            continue
         print(line)
         if a.rows:
             print(f"  {'row':44s} {'cuDNN us':>9s} {'convcat us':>10s} {'ratio':>6s}  kernel")
