@@ -50,9 +50,9 @@ def main():
     ap.add_argument("results", nargs="+")
     ap.add_argument("--classes", default=",".join(bench.CLASSES))
     ap.add_argument("--rows", action="store_true", help="print every row")
-    ap.add_argument("--markdown", action="store_true", help="every row, as Markdown tables (BENCHMARKS.md)")
+    ap.add_argument("--markdown", action="store_true", help="Markdown tables, a layer a row, its ops side by side")
     a = ap.parse_args()
-    groups = {}
+    groups, summaries = {}, []
     for path in a.results:
         d = json.load(open(path))
         probs = problem_rows(d)
@@ -75,15 +75,7 @@ def main():
             if fr:
                 line += f"; copy-rate fraction geomean {geomean(fr):.2f}, highest {max(fr):.2f}"
         if a.markdown:
-            print(f"\n**{cls} {op}, {dt}**: {line.split(': ', 1)[1]}\n")
-            copy_col = cls == "depthwise"
-            print("| row | cuDNN µs | convcat µs | convcat / cuDNN |" + (" of copy rate |" if copy_col else "") + " kernel |")
-            print("|---|---|---|---|" + ("---|" if copy_col else "") + "---|")
-            for (row, r, c), q in sorted(zip(rows, ratios), key=lambda t: t[1]):
-                frac = (f" {tensor_bytes(r, ELEM[dt]) / (row['heuristic_ms'] * 1e-3) / 1e12 / c:.2f} |"
-                        if copy_col and c else (" - |" if copy_col else ""))
-                print(f"| {row['name']} | {row['cudnn_ms'] * 1e3:.1f} | {row['heuristic_ms'] * 1e3:.1f} | {q:.2f} |{frac} "
-                      f"`{row.get('heuristic_key', '-')}` |")
+            summaries.append(line)
             continue
         print(line)
         if a.rows:
@@ -94,6 +86,41 @@ def main():
                     extra = f"  {tensor_bytes(r, ELEM[dt]) / (row['heuristic_ms'] * 1e-3) / 1e12 / c:.2f} of copy"
                 print(f"  {row['name']:44s} {row['cudnn_ms'] * 1e3:9.1f} {row['heuristic_ms'] * 1e3:10.1f} {q:6.3f}  "
                       f"{row.get('heuristic_key', '-')}{extra}")
+
+    if a.markdown:
+        markdown(groups, summaries)
+
+
+def markdown(groups, summaries):
+    """Per class and type, one Markdown table row per layer (a row name less its op), its three ops
+    side by side: cuDNN and convcat microseconds and their ratio (depthwise: fprop's copy-rate fraction)."""
+    for line in summaries:
+        print(f"- {line}")
+    layers = {}
+    for (cls, op, dt), rows in groups.items():
+        for row, r, c in rows:
+            base = row["name"].rsplit("_", 1)[0] if row["name"].endswith("_" + op) else row["name"]
+            layers.setdefault((cls, dt), {}).setdefault(base, {})[op] = (row, r, c)
+    for (cls, dt), by_layer in sorted(layers.items()):
+        copy_col = cls == "depthwise"
+        print(f"\n**{cls}, {dt}** (cuDNN µs / convcat µs, and their ratio: above 1 convcat is faster)\n")
+        print("| layer | fprop | dgrad | wgrad |" + (" fprop of copy rate |" if copy_col else ""))
+        print("|---|---|---|---|" + ("---|" if copy_col else ""))
+        for base, ops in sorted(by_layer.items()):
+            cells = []
+            for op in ("fprop", "dgrad", "wgrad"):
+                if op in ops:
+                    row = ops[op][0]
+                    cells.append(f"{row['cudnn_ms'] * 1e3:.1f} / {row['heuristic_ms'] * 1e3:.1f}, "
+                                 f"{row['cudnn_ms'] / row['heuristic_ms']:.2f}")
+                else:
+                    cells.append("-")
+            extra = ""
+            if copy_col:
+                f = ops.get("fprop")
+                extra = (f" {tensor_bytes(f[1], ELEM[dt]) / (f[0]['heuristic_ms'] * 1e-3) / 1e12 / f[2]:.2f} |"
+                         if f and f[2] else " - |")
+            print(f"| {base} | " + " | ".join(cells) + " |" + extra)
 
 
 if __name__ == "__main__":
