@@ -581,6 +581,24 @@ def _start(tag, op, geo, dtype, device):
     return rec
 
 
+def _run(op, geo, dtype, device, tag, rec, tensors):
+    """Run op on convcat where its decision has a plan (`tensors(workspace_bytes)` gives the call's
+    convcat_tensors and what keeps its workspace alive) and record it; False, with the reason
+    recorded, where the caller must fall back."""
+    d = decide(op, geo, dtype, device, tensors)
+    if d.plan is None:
+        _fall_back(tag, op, rec, d.reason, device)
+        return False
+    t, ws = tensors(d.plan.workspace_bytes)
+    try:
+        _launch(d.plan, t, device)
+    except ConvcatError as e:
+        _fall_back(tag, op, rec, f"convcat_plan_run failed: {e}", device)
+        return False
+    rec.ran, rec.key, rec.family, rec.reason, rec.note = "convcat", d.key, d.family, "", d.note
+    return True
+
+
 def fprop(x, w, bias, residual, geo, act, alpha, beta, tag):
     dims = geo.dims
     rec = _start(tag, "fprop", geo, x.dtype, x.device)
@@ -609,18 +627,9 @@ def fprop(x, w, bias, residual, geo, act, alpha, beta, tag):
                                  workspace=ws.data_ptr() if ws is not None else None, workspace_bytes=ws_bytes)
         return t, ws
 
-    d = decide("fprop", geo, x.dtype, x.device, tensors)
-    if d.plan is None:
-        _fall_back(tag, "fprop", rec, d.reason, x.device)
-        return fprop_fallback(x, w, bias, c, geo, act, alpha, beta)
-    t, ws = tensors(d.plan.workspace_bytes)
-    try:
-        _launch(d.plan, t, x.device)
-    except ConvcatError as e:
-        _fall_back(tag, "fprop", rec, f"convcat_plan_run failed: {e}", x.device)
-        return fprop_fallback(x, w, bias, c, geo, act, alpha, beta)
-    rec.ran, rec.key, rec.family, rec.reason, rec.note = "convcat", d.key, d.family, "", d.note
-    return y
+    if _run("fprop", geo, x.dtype, x.device, tag, rec, tensors):
+        return y
+    return fprop_fallback(x, w, bias, c, geo, act, alpha, beta)
 
 
 def dgrad(dy, w, geo, tag):
@@ -639,18 +648,9 @@ def dgrad(dy, w, geo, tag):
         return convcat.make_tensors(x=dx.data_ptr(), w=w.data_ptr(), y=dy.data_ptr(),
                                     workspace=ws.data_ptr() if ws is not None else None, workspace_bytes=ws_bytes), ws
 
-    d = decide("dgrad", geo, dy.dtype, dy.device, tensors)
-    if d.plan is None:
-        _fall_back(tag, "dgrad", rec, d.reason, dy.device)
-        return dgrad_fallback(dy, w, geo)
-    t, ws = tensors(d.plan.workspace_bytes)
-    try:
-        _launch(d.plan, t, dy.device)
-    except ConvcatError as e:
-        _fall_back(tag, "dgrad", rec, f"convcat_plan_run failed: {e}", dy.device)
-        return dgrad_fallback(dy, w, geo)
-    rec.ran, rec.key, rec.family, rec.reason, rec.note = "convcat", d.key, d.family, "", d.note
-    return dx
+    if _run("dgrad", geo, dy.dtype, dy.device, tag, rec, tensors):
+        return dx
+    return dgrad_fallback(dy, w, geo)
 
 
 def wgrad(dy, x, geo, tag):
@@ -669,18 +669,9 @@ def wgrad(dy, x, geo, tag):
         return convcat.make_tensors(x=x.data_ptr(), w=dw.data_ptr(), y=dy.data_ptr(),
                                     workspace=ws.data_ptr() if ws is not None else None, workspace_bytes=ws_bytes), ws
 
-    d = decide("wgrad", geo, dy.dtype, dy.device, tensors)
-    if d.plan is None:
-        _fall_back(tag, "wgrad", rec, d.reason, dy.device)
-        return wgrad_fallback(dy, x, geo)
-    t, ws = tensors(d.plan.workspace_bytes)
-    try:
-        _launch(d.plan, t, dy.device)
-    except ConvcatError as e:
-        _fall_back(tag, "wgrad", rec, f"convcat_plan_run failed: {e}", dy.device)
-        return wgrad_fallback(dy, x, geo)
-    rec.ran, rec.key, rec.family, rec.reason, rec.note = "convcat", d.key, d.family, "", d.note
-    return dw
+    if _run("wgrad", geo, dy.dtype, dy.device, tag, rec, tensors):
+        return dw
+    return wgrad_fallback(dy, x, geo)
 
 
 # ---------------------------------------------------------------------------
