@@ -299,6 +299,11 @@ int cvc_splits(const cvc_entry *e, const cvc_view *v, int sms, int *split_iters)
 int cvc_raster_band(const cvc_entry *e, const cvc_view *v, const cvc_params *k, int sms);
 /* Predicted microseconds of entry e on a problem that passed its rules. */
 double cvc_predict_us(const cvc_entry *e, const cvc_view *v, int sm_count);
+/* convcat_query over every kernel of `arch` into *ranked (malloc'd, cat->count rows, the `ok`
+ * runnable ones first; the caller frees it); CONVCAT_ERR_NOT_FOUND, with the first refusal,
+ * where none can run the problem (*ranked NULL then). */
+convcat_status cvc_rank(const convcat_catalog *cat, const convcat_problem *p, convcat_arch arch, int sms,
+                        convcat_candidate **ranked, size_t *ok);
 
 /* ---- plans (plan.c) ------------------------------------------------------- */
 

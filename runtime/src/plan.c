@@ -281,15 +281,9 @@ static convcat_status plan_phases(convcat_plan *pl, const cvc_view *v, int64_t f
 static convcat_status pick(const convcat_catalog *cat, const convcat_problem *p, convcat_arch arch, int sms,
                            size_t *index)
 {
-    convcat_candidate *c = malloc((cat->count ? cat->count : 1) * sizeof *c);
-    if (!c)
-        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory ranking kernels");
-    size_t rows = 0, ok = 0;
-    convcat_status st = convcat_query(cat, p, arch, sms, c, cat->count, &rows, &ok);
-    if (st == CONVCAT_OK && ok == 0)
-        st = rows ? cvc_fail(CONVCAT_ERR_NOT_FOUND, "none of the %zu %s kernels can run the problem; e.g. %s: %s",
-                             rows, convcat_arch_name(arch), cat->entries[c[0].index].key, c[0].reason)
-                  : cvc_fail(CONVCAT_ERR_NOT_FOUND, "the catalog has no %s kernels", convcat_arch_name(arch));
+    convcat_candidate *c;
+    size_t ok;
+    const convcat_status st = cvc_rank(cat, p, arch, sms, &c, &ok);
     if (st == CONVCAT_OK)
         *index = c[0].index;
     free(c);

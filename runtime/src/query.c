@@ -306,3 +306,26 @@ convcat_status convcat_query(const convcat_catalog *cat, const convcat_problem *
         *ok_out = ok;
     return CONVCAT_OK;
 }
+
+convcat_status cvc_rank(const convcat_catalog *cat, const convcat_problem *p, convcat_arch arch, int sms,
+                        convcat_candidate **ranked, size_t *ok)
+{
+    *ranked = NULL;
+    *ok = 0;
+    convcat_candidate *c = malloc((cat->count ? cat->count : 1) * sizeof *c);
+    if (!c)
+        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory ranking kernels");
+    size_t rows = 0;
+    convcat_status st = convcat_query(cat, p, arch, sms, c, cat->count, &rows, ok);
+    if (st == CONVCAT_OK && *ok == 0)
+        st = rows ? cvc_fail(CONVCAT_ERR_NOT_FOUND, "no kernel can run the problem: none of the %zu %s kernels; e.g. %s: %s",
+                             rows, convcat_arch_name(arch), cat->entries[c[0].index].key, c[0].reason)
+                  : cvc_fail(CONVCAT_ERR_NOT_FOUND, "no kernel can run the problem: the catalog has no %s kernels",
+                             convcat_arch_name(arch));
+    if (st != CONVCAT_OK) {
+        free(c);
+        return st;
+    }
+    *ranked = c;
+    return CONVCAT_OK;
+}

@@ -406,16 +406,9 @@ convcat_status cvc_tune_candidates(const convcat_catalog *cat, const convcat_pro
                                    size_t capacity, size_t *count_out)
 {
     *count_out = 0;
-    convcat_candidate *c = malloc((cat->count ? cat->count : 1) * sizeof *c);
-    if (!c)
-        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory autotuning");
-    size_t rows = 0, ok = 0;
-    convcat_status st = convcat_query(cat, p, arch, sms, c, cat->count, &rows, &ok);
-    if (st == CONVCAT_OK && ok == 0)
-        st = rows ? cvc_fail(CONVCAT_ERR_NOT_FOUND, "no kernel can run the problem; e.g. %s: %s",
-                             cat->entries[c[0].index].key, c[0].reason)
-                  : cvc_fail(CONVCAT_ERR_NOT_FOUND, "no %s kernel of the catalog can run the problem",
-                             convcat_arch_name(arch));
+    convcat_candidate *c;
+    size_t ok;
+    convcat_status st = cvc_rank(cat, p, arch, sms, &c, &ok);
     const size_t n = top_k && top_k < ok ? top_k : ok;
     tried *t = st == CONVCAT_OK ? calloc(n ? n : 1, sizeof *t) : NULL;
     if (st == CONVCAT_OK && !t)
