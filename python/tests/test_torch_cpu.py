@@ -22,6 +22,7 @@ except ImportError:   # the whole module is skipped (unittest and pytest both ho
 import convcat
 import convcat.torch as cct
 from convcat.torch import _runtime as rt
+from convcat.torch import ops
 from convcat.torch.functional import padding_pairs
 
 F = nn.functional
@@ -72,6 +73,23 @@ class Ops(unittest.TestCase):
             self.assertTrue(all(v == "SUCCESS" for v in res.values()), res)
             res = torch.library.opcheck(torch.ops.convcat.conv_wgrad.default, (dy, x.detach(), list(ws)) + common)
             self.assertTrue(all(v == "SUCCESS" for v in res.values()), res)
+
+    def test_eager_path_matches_the_operator(self):
+        """ops.forward outside torch.compile (an autograd Function over the passes' functions) gives the
+        operator's output and all four gradients."""
+        torch.manual_seed(2)
+        xs, ws, st, lo, hi, dil, g = (2, 8, 7, 9), (16, 4, 3, 3), [1, 2], [1, 1], [1, 2], [1, 1], 2
+        geo = rt.geometry(2, xs, ws, st, lo, hi, dil, g)
+        leaves = [torch.randn(xs), torch.randn(ws), torch.randn(ws[0]), torch.randn(geo.y_shape())]
+        dy = torch.randn(geo.y_shape())
+        results = []
+        for fn in (ops.forward, torch.ops.convcat.conv_forward):
+            ins = [t.clone().requires_grad_() for t in leaves]
+            y = fn(*ins, st, lo, hi, dil, g, 0, 0.5, 0.75, "eager")
+            y.backward(dy)
+            results.append([y.detach()] + [t.grad for t in ins])
+        for a, b in zip(*results):
+            self.assertTrue(close(a, b))
 
     def test_outputs_are_channel_innermost(self):
         y = torch.ops.convcat.conv_forward(torch.randn(2, 8, 5, 6), torch.randn(16, 8, 3, 3), None, None, [1, 1],

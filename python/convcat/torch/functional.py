@@ -2,6 +2,7 @@
 import torch
 
 from . import _runtime as rt
+from . import ops
 
 
 def _ntuple(v, n, what):
@@ -71,8 +72,8 @@ def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,
             (i + lo + hi - d * (k - 1) - 1) // s + 1
             for i, k, lo, hi, s, d in zip(input.shape[2:], weight.shape[2:], pad_lo, pad_hi, stride, dilation)]
         if list(residual.shape) != out:   # a broadcasting add: not the epilogue's
-            y = torch.ops.convcat.conv_forward(input, weight, bias, None, stride, pad_lo, pad_hi, dilation, groups, 0,
-                                               float(alpha), 0.0, layer)
+            y = ops.forward(input, weight, bias, None, stride, pad_lo, pad_hi, dilation, groups, 0, float(alpha), 0.0,
+                            layer)
             return rt.apply_activation(y + beta * residual, act)
-    return torch.ops.convcat.conv_forward(input, weight, bias, residual, stride, pad_lo, pad_hi, dilation, groups, act,
-                                          float(alpha), beta, layer)
+    return ops.forward(input, weight, bias, residual, stride, pad_lo, pad_hi, dilation, groups, act, float(alpha), beta,
+                       layer)
