@@ -34,6 +34,12 @@ MIN_THREADS_PER_SM = 512      # fprop/dgrad __launch_bounds__: registers for thi
 # Filter widths (and W strides) whose taps the fprop/dgrad inner loop has compiled in: the
 # input window of a thread's strip is loaded once per filter row, not once per tap.
 FAST = ((3, 1), (3, 2), (5, 1), (5, 2), (7, 1), (7, 2))
+# A fast filter row computes the strip in runs of `sub` outputs (a power of two dividing STRIP) and
+# its taps in chunks, each chunk's input window loaded first: a run's window plus its chunk's taps
+# may hold at most ROW_VECTORS 16-byte vectors in registers beside the strip's accumulators (more
+# spilled under MIN_THREADS_PER_SM's register cap).  Of the shapes that fit, the one with the most
+# multiply-adds per load.
+ROW_VECTORS = 13
 # Of those, the square filters whose rows fprop unrolls too (every load of the filter issued early;
 # dgrad's strided path leaves no registers for it).
 WHOLE = ((3, 1), (3, 2))
@@ -48,6 +54,29 @@ class Config:
     lanes: int                # channel vectors of a block
     smem_bytes: int           # the most a problem may use (fprop/dgrad: its filter table; wgrad: its tiles)
     min_ctas: int             # __launch_bounds__'s CTAs per SM
+
+
+def row_plan(v: int, s: int, st: int) -> dict:
+    """How a fast row of `s` taps at W stride `st` runs, for `v` channels a thread: run length `sub`
+    and tap chunks [(first tap, taps, window)]."""
+    budget = ROW_VECTORS * 8 // v
+    best = None
+    sub = STRIP
+    while sub >= 1:
+        taps = min(s, (budget - (sub - 1) * st) // 2)   # window + taps <= budget
+        if taps >= 1:
+            chunks = [(s0, min(taps, s - s0), (sub - 1) * st + min(taps, s - s0)) for s0 in range(0, s, taps)]
+            rate = sub * s / sum(win for _, _, win in chunks)
+            if best is None or rate > best[0]:
+                best = (rate, sub, chunks)
+        sub //= 2
+    _, sub, chunks = best
+    return dict(s=s, st=st, sub=sub, chunks=[dict(s0=a, taps=b, win=c) for a, b, c in chunks])
+
+
+def fast_rows(v: int, rows) -> list:
+    """The template's fast rows (row_plan of each)."""
+    return [row_plan(v, s, st) for s, st in rows]
 
 
 def vec(key: space.Key) -> int:
@@ -104,8 +133,8 @@ def context(key: space.Key) -> dict:
     t = "f32" if key.a in ("tf32", "f32") else key.a
     return dict(key=key.name(), op=key.op, dims=key.dims, ab=key.a, t=t, eb=eb, bp=key.tile_m, bq=key.tile_n,
                 bc=key.tile_k, vec=cfg.vec, strip=cfg.strip, lanes=cfg.lanes, threads=cfg.threads, min_ctas=cfg.min_ctas,
-                fast=[dict(s=s, st=st, win=(STRIP - 1) * st + s) for s, st in FAST] if key.op != "wgrad" else [],
-                whole=[dict(s=s, st=st, win=(STRIP - 1) * st + s) for s, st in WHOLE] if key.op == "fprop" else [],
+                fast=fast_rows(cfg.vec, FAST) if key.op != "wgrad" else [],
+                whole=fast_rows(cfg.vec, WHOLE) if key.op == "fprop" else [],
                 unit_taps=UNIT_TAPS, units_per_thread=UNITS_PER_THREAD,
                 elem_t="float" if eb == 4 else "uint16_t", words=cfg.vec * eb // 4,
                 axes=list(range(3 - key.dims, 3)))
