@@ -4,11 +4,12 @@ a few SGD steps (batch 64, bf16 autocast, channels_last, synthetic data), the la
 torch.profiler.
 
     CONVCAT_LIBRARY=build/runtime/libconvcat.so CONVCAT_CATALOG=build/catalog/convcat.catalog \\
-        PYTHONPATH=python python3 bench/torch_profile.py [--net resnet50] [--steps 8] [--profiled 3]
+        PYTHONPATH=python python3 bench/torch_profile.py [--net resnet50] [--steps 8] [--profiled 3] [--cprofile N]
 
 Per backend: the step's time (CUDA events, median of the profiled steps), the GPU's busy time in a
 step (the sum of its kernels' durations), the host's time in convcat's three operators and in
-PyTorch's convolutions, and the kernels that take the most GPU time.  A step much longer than its
+PyTorch's convolutions, and the kernels that take the most GPU time; --cprofile N adds the
+host's time by Python function over N more convcat steps.  A step much longer than its
 GPU time is bound by the host.  Exit status 77 without a GPU or torchvision.  Writes
 torch_profile.txt and the two profiler tables to $OUT when it is set.
 """
@@ -56,7 +57,8 @@ def profile(backend, args, torch, torchvision, out):
     gpu_us = sum(e.self_device_time_total for e in events if e.device_type.name == "CUDA") / args.profiled
     host = {}
     for e in events:
-        if e.key.startswith("convcat::") or e.key in ("aten::convolution", "aten::convolution_backward"):
+        if e.key.startswith(("convcat::", "_EagerForward")) or e.key in ("aten::convolution",
+                                                                          "aten::convolution_backward"):
             host[e.key] = (e.cpu_time_total / args.profiled / 1e3, e.count // args.profiled)
     out.append(f"\n## {args.net} {backend}: step {statistics.median(ms):.2f} ms, GPU busy {gpu_us / 1e3:.2f} ms a step")
     for k, (t, n) in sorted(host.items()):
@@ -66,8 +68,26 @@ def profile(backend, args, torch, torchvision, out):
     if os.environ.get("OUT"):
         with open(os.path.join(os.environ["OUT"], f"torch_profile_{backend}.txt"), "w") as f:
             f.write(events.table(sort_by="self_cpu_time_total", row_limit=40))
+    if backend == "convcat" and args.cprofile:
+        out.append(host_profile(step, x, y, args.cprofile, torch))
     del model, opt
     torch.cuda.empty_cache()
+
+
+def host_profile(step, x, y, steps, torch):
+    """The host's time in `steps` steps by Python function (cProfile, own time first)."""
+    import cProfile
+    import io
+    import pstats
+    pr = cProfile.Profile()
+    pr.enable()
+    for _ in range(steps):
+        step(x, y)
+    torch.cuda.synchronize()
+    pr.disable()
+    text = io.StringIO()
+    pstats.Stats(pr, stream=text).sort_stats("tottime").print_stats(30)
+    return f"\n## cProfile of {steps} convcat steps (own time first)\n" + text.getvalue()
 
 
 def main():
@@ -76,6 +96,8 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--profiled", type=int, default=3)
+    ap.add_argument("--cprofile", type=int, default=0, metavar="STEPS",
+                    help="also run STEPS convcat steps under cProfile and list the host's time by function")
     args = ap.parse_args()
     try:
         import torch
