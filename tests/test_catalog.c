@@ -61,7 +61,7 @@ static const field record_fields[] = {
     IX_FIELD(C_ALIGN), IX_FIELD(K_ALIGN), IX_FIELD(MAX_STRIDE), IX_FIELD(GROUPS_MODE), IX_FIELD(GROUP_C_MASK),
     IX_FIELD(HALO_COLS), IX_FIELD(HALO_REACH), IX_FIELD(HALO_TILE_ROWS), IX_FIELD(VEC_MASK), IX_FIELD(BLOCK_VEC),
     IX_FIELD(BLOCK_STRIP), IX_FIELD(MAX_TAPS), IX_FIELD(A_STAGE_BYTES), IX_FIELD(B_STAGE_BYTES),
-    IX_FIELD(EPI_BYTES),
+    IX_FIELD(EPI_BYTES), IX_FIELD(BLOCK_RUN),
 };
 static const field header_fields[] = {
     HD_FIELD(MAGIC), HD_FIELD(FORMAT_VERSION), HD_FIELD(KERNEL_ABI), HD_FIELD(COUNT), HD_FIELD(ENTRY_BYTES),
@@ -664,6 +664,7 @@ static void test_derived_fields_are_range_checked(void)
     REFUSE_THEN_OPEN(f, d, BLOCK_VEC, 3, vec, block);   /* 3 divides no tile K of the space's direct kernels */
     REFUSE_THEN_OPEN(f, d, BLOCK_STRIP, 0, strip, block);
     REFUSE_THEN_OPEN(f, d, BLOCK_STRIP, 3, 1, block);
+    REFUSE_THEN_OPEN(f, d, BLOCK_RUN, 255, 0, block);   /* a run unit past the block's rows */
     REFUSE_THEN_OPEN(f, d, GROUPS_MODE, CVC_GROUPS_ANY, CVC_GROUPS_DEPTHWISE, block);
     /* A diagonal wgrad entry may take the mode away (it then runs groups = 1 only). */
     if (IX_GET(record(orig, w), GROUPS_MODE) == CVC_GROUPS_DIAGONAL)

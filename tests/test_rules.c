@@ -921,6 +921,30 @@ static void test_direct_runs_depthwise_problems(void)
     }
 }
 
+/* A direct fprop/dgrad kernel of two or more block rows takes its 3x3 column segments a run of
+ * blocks at a time (block_run, a divisor of the block's rows): the planner's runs are whole
+ * multiples of it, small problems and large; wgrad and 1D kernels have none. */
+static void test_direct_runs_are_whole_units(void)
+{
+    const cvc_entry f = unit_entry(D_FPROP), d = unit_entry(D_DGRAD), w = unit_entry(D_WGRAD), o = unit_entry(D_1D);
+    CU_ASSERT_FATAL(f.block_run > 1 && f.k.tile_m % f.block_run == 0);
+    CU_ASSERT_EQUAL_FATAL(d.block_run, f.block_run);
+    CU_ASSERT_EQUAL(w.block_run, 0);
+    CU_ASSERT_EQUAL(o.block_run, 0);
+    const int sizes[][2] = {{1, 8}, {2, 28}, {64, 112}, {256, 224}};
+    for (size_t i = 0; i < CVC_ARRAY_LEN(sizes); ++i) {
+        for (int op = CONVCAT_FPROP; op <= CONVCAT_DGRAD; ++op) {
+            const cvc_entry *e = op == CONVCAT_FPROP ? &f : &d;
+            convcat_problem p = unit_problem((convcat_op)op, 2, CONVCAT_BF16, CONVCAT_BF16);
+            p.n = sizes[i][0], p.h = p.w = sizes[i][1], p.c = p.k = p.groups = 64;
+            p.r = p.s = 3;
+            cvc_launches ls;
+            CU_ASSERT_EQUAL_FATAL(cvc_direct_launches(e, unit_view(&p), 132, &ls), CONVCAT_OK);
+            CU_ASSERT_EQUAL(ls.l[0].u.d.blocks_per_slice % e->block_run, 0);
+        }
+    }
+}
+
 /* A direct fprop/dgrad kernel holds its channels' filters (f32, every tap) in shared memory, a
  * wgrad kernel its input tile and dy block: a filter that needs more than the kernel's
  * smem_bytes is refused with the bytes it would need. */
@@ -1341,6 +1365,7 @@ int main(void)
         {"gather coordinates below 2^29", test_gather_coordinates_below_2_29},
         {"direct runs depthwise problems", test_direct_runs_depthwise_problems},
         {"direct tile must fit shared memory", test_direct_tile_must_fit_shared_memory},
+        {"direct runs are whole units", test_direct_runs_are_whole_units},
         {"refusals name their rule", test_refusals_name_their_rule},
         {"check on the real catalog", test_check_on_the_real_catalog},
         {"raster band rule and override", test_raster_band_rule_and_override},

@@ -40,6 +40,10 @@ FAST = ((3, 1), (3, 2), (5, 1), (5, 2), (7, 1), (7, 2))
 # spilled under MIN_THREADS_PER_SM's register cap).  Of the shapes that fit, the one with the most
 # multiply-adds per load.
 ROW_VECTORS = 13
+# 3x3 filters at unit strides (fprop and dgrad): a thread runs down its strip's column through
+# segments of at most this many output rows (a divisor of the block's rows), each input row read once
+# a segment.
+COL_ROWS = 4
 # Of those, the square filters whose rows fprop unrolls too (every load of the filter issued early;
 # dgrad's strided path leaves no registers for it).
 WHOLE = ((3, 1), (3, 2))
@@ -77,6 +81,15 @@ def row_plan(v: int, s: int, st: int) -> dict:
 def fast_rows(v: int, rows) -> list:
     """The template's fast rows (row_plan of each)."""
     return [row_plan(v, s, st) for s, st in rows]
+
+
+def col_rows(key: space.Key) -> int:
+    """fprop/dgrad blocks of two or more rows: the output rows of a 3x3 column segment (a divisor of
+    the block's rows, at most COL_ROWS); else 0.  The block's row groups take the segments of a
+    CTA's run in turn, so a run of this many blocks keeps every group busy (block_run)."""
+    if key.op == "wgrad" or key.tile_m < 2:
+        return 0
+    return max(d for d in range(1, COL_ROWS + 1) if key.tile_m % d == 0)
 
 
 def vec(key: space.Key) -> int:
@@ -123,7 +136,7 @@ def capabilities(key: space.Key) -> dict:
     return dict(family="direct", flags=("SPLITS_K",) if key.op == "wgrad" else (), acc_regs=0, wg_n=0, mma_n=0,
                 c_align=1, k_align=1, max_stride=0, groups_mode="depthwise",
                 vec_mask=sum(1 << (v.bit_length() - 1) for v in (8, 4, 2, 1) if v <= cfg.vec),
-                block_vec=cfg.vec, block_strip=cfg.strip, smem_bytes=cfg.smem_bytes, threads=cfg.threads,
+                block_vec=cfg.vec, block_strip=cfg.strip, block_run=col_rows(key), smem_bytes=cfg.smem_bytes, threads=cfg.threads,
                 max_taps=UNIT_TAPS * 64 if key.op == "wgrad" else 0)
 
 
@@ -131,10 +144,12 @@ def context(key: space.Key) -> dict:
     cfg = derive(key)
     eb = space.ELEM_BYTES[key.a]
     t = "f32" if key.a in ("tf32", "f32") else key.a
+    fast = fast_rows(cfg.vec, FAST) if key.op != "wgrad" else []
+    col = dict(rows=col_rows(key)) if col_rows(key) else None
     return dict(key=key.name(), op=key.op, dims=key.dims, ab=key.a, t=t, eb=eb, bp=key.tile_m, bq=key.tile_n,
                 bc=key.tile_k, vec=cfg.vec, strip=cfg.strip, lanes=cfg.lanes, threads=cfg.threads, min_ctas=cfg.min_ctas,
-                fast=fast_rows(cfg.vec, FAST) if key.op != "wgrad" else [],
-                whole=fast_rows(cfg.vec, WHOLE) if key.op == "fprop" else [],
+                fast=fast, whole=fast_rows(cfg.vec, WHOLE) if key.op == "fprop" else [], col=col,
+                windows=sorted({c["win"] for f in fast for c in f["chunks"]} | ({cfg.strip + 2} if col else set())),
                 unit_taps=UNIT_TAPS, units_per_thread=UNITS_PER_THREAD,
                 elem_t="float" if eb == 4 else "uint16_t", words=cfg.vec * eb // 4,
                 axes=list(range(3 - key.dims, 3)))

@@ -112,6 +112,7 @@ RECORD = (
     ("a_stage_bytes", "I", "shared memory of one stage of A"),
     ("b_stage_bytes", "I", "shared memory of one stage of B"),
     ("epi_bytes", "I", "shared memory of the epilogue"),
+    ("block_run", "B", "direct fprop/dgrad: a CTA's run of blocks is a multiple of this many (0: any)"),
 )
 
 # Field values the key fixes (checked by the runtime against the parsed key).

@@ -106,7 +106,7 @@ static convcat_status check_derived(size_t i, const cvc_entry *e)
             BAD("catalog entry %zu (%s): empty tile", i, e->key);
         if (e->family == CVC_FAMILY_DIRECT &&
             (e->block_vec < 1 || e->block_vec > 8 || k->tile_k % e->block_vec || e->block_strip < 1 ||
-             k->tile_n % e->block_strip || e->groups_mode != CVC_GROUPS_DEPTHWISE))
+             k->tile_n % e->block_strip || e->block_run > k->tile_m || e->groups_mode != CVC_GROUPS_DEPTHWISE))
             BAD("catalog entry %zu (%s): direct block fields disagree with the tile", i, e->key);
         if (e->family == CVC_FAMILY_GATHER && e->groups_mode != CVC_GROUPS_ANY)
             BAD("catalog entry %zu (%s): a gather kernel without any-group support", i, e->key);
@@ -161,6 +161,7 @@ static convcat_status read_entry(const uint8_t *file, size_t file_size, uint64_t
     e->vec_mask = (int)IX(r, VEC_MASK);
     e->block_vec = (int)IX(r, BLOCK_VEC);
     e->block_strip = (int)IX(r, BLOCK_STRIP);
+    e->block_run = (int)IX(r, BLOCK_RUN);
     e->max_taps = (int)IX(r, MAX_TAPS);
     e->a_stage_bytes = (int)IX(r, A_STAGE_BYTES);
     e->b_stage_bytes = (int)IX(r, B_STAGE_BYTES);

@@ -187,6 +187,8 @@ convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sm
         const int64_t blocks = (int64_t)p->n * d.blocks[0] * d.blocks[1] * d.blocks[2];
         int64_t run = blocks * d.chan_blocks / ((int64_t)(sms > 0 ? sms : 1) * RUN_CTAS_PER_SM);
         run = run < 1 ? 1 : run > MAX_RUN ? MAX_RUN : run;
+        if (e->block_run > 1)   /* whole runs of the kernel's unit (its 3x3 path keeps every row group busy) */
+            run = cvc_ceil_div(run, e->block_run) * e->block_run;
         d.blocks_per_slice = (int32_t)run;
         d.slices = (int32_t)cvc_ceil_div(blocks, run);
         out->l[0].grid = (unsigned)((int64_t)d.chan_blocks * d.slices);

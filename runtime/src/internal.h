@@ -94,7 +94,7 @@ typedef struct cvc_entry {
     int c_align, k_align, max_stride, groups_mode;
     uint32_t group_c_mask;
     int halo_cols, halo_reach, halo_tile_rows;
-    int vec_mask, block_vec, block_strip, max_taps;
+    int vec_mask, block_vec, block_strip, block_run, max_taps;
     int a_stage_bytes, b_stage_bytes, epi_bytes;
     const uint8_t *code;
     size_t code_size;
