@@ -144,6 +144,9 @@ class Fake:
     def plan(self, p, index=convcat.CONVCAT_AUTO):
         ok = self.ranked(p)
         index = ok[0] if index == convcat.CONVCAT_AUTO else index
+        if index not in ok:   # as convcat_plan_create refuses a kernel that cannot run p
+            raise convcat.ConvcatError(f"convcat_plan_create {self.entries[index].key}",
+                                       convcat.CONVCAT_ERR_UNSUPPORTED, "unsupported", "the fake query refuses it")
         plan = FakePlan(p, self.entries[index], ok.index(index))
         self.plans.append(plan)
         return plan
