@@ -21,10 +21,10 @@ What it does, per problem row and data type:
      enqueues them, after 10 warm-ups), and, as cudnn_baseline.py does, one call between two
      events (call_ms, median of 50: the host's cost of the call included); its output is the
      reference;
-  3. asks libconvcat (through ctypes) for every kernel that can run the problem, ranked by its
-     heuristic; for each one: plan, run once into an output poisoned with NaN, compare with the
-     reference (||a-b|| / ||b|| in float64, FAIL above 2e-2), then time it the same way as cuDNN
-     (the heuristic's pick both ways).
+  3. asks libconvcat (through the convcat package, python/convcat) for every kernel that can run
+     the problem, ranked by its heuristic; for each one: plan, run once into an output poisoned
+     with NaN, compare with the reference (||a-b|| / ||b|| in float64, FAIL above 2e-2), then time
+     it the same way as cuDNN (the heuristic's pick both ways).
      convcat's tensors are in forward terms (convcat.h): fprop reads x, w and writes y; dgrad reads
      y = dy, w and writes x = dx; wgrad reads y = dy, x and writes w = dw.  Each plan's workspace
      (convcat_plan_info's workspace_bytes, e.g. wgrad's split-K partials) is allocated and passed;
@@ -34,17 +34,20 @@ What it does, per problem row and data type:
      start is the "peak" each row is compared with.
 TFLOP/s = 2*M*N*K / median kernel time (cudnn_baseline.py divides by the single-call time).  Exit status 1 if any check failed.
 
---selftest checks the ctypes mirrors of convcat.h's structs against the C layout, opens the catalog
-and ranks the kernels for every row (convcat_query runs without a GPU).
+--selftest checks the package's ctypes mirror of convcat.h against the header (convcat.abicheck,
+with gcc), opens the catalog and ranks the kernels for every row (convcat_query runs without a GPU).
+
+The package is imported from the repository's python/ directory (no installation needed).
 """
 import argparse
-import ctypes
 import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import convcat  # noqa: E402
+from convcat import abicheck  # noqa: E402
 
 TOLERANCE = 2e-2
 DEVICE = "cuda"
@@ -91,196 +94,36 @@ def geometry(r):
 
 
 # ---------------------------------------------------------------------------
-# ctypes mirror of runtime/include/convcat.h
+# convcat: the package in python/convcat (the repository's binding of convcat.h)
 
-CONVCAT_OK, CONVCAT_ERR_NO_DEVICE = 0, -8
-CONVCAT_ARCH_SM90A = 1
-CONVCAT_AUTO = ctypes.c_size_t(-1).value
-CONVCAT_DTYPE = {"fp16": (1, 1, 1), "bf16": (2, 2, 2), "fp32": (3, 3, 4)}   # a, b, out: fp32 = tf32 x tf32 -> f32
-CONVCAT_OP = {"fprop": 0, "dgrad": 1, "wgrad": 2}
-
-c_int3 = ctypes.c_int * 3
+# The package's names for bench's data types: fp32 is tf32 x tf32 -> f32 (convcat.make_problem).
+CONVCAT_DTYPE = {"fp16": "f16", "bf16": "bf16", "fp32": "tf32"}
 
 
-class Problem(ctypes.Structure):
-    _fields_ = [("op", ctypes.c_int), ("dims", ctypes.c_int),
-                ("n", ctypes.c_int), ("d", ctypes.c_int), ("h", ctypes.c_int), ("w", ctypes.c_int),
-                ("c", ctypes.c_int), ("k", ctypes.c_int), ("t", ctypes.c_int), ("r", ctypes.c_int),
-                ("s", ctypes.c_int), ("pad_lo", c_int3), ("pad_hi", c_int3), ("stride", c_int3),
-                ("dilation", c_int3), ("groups", ctypes.c_int), ("mode", ctypes.c_int),
-                ("a_type", ctypes.c_int), ("b_type", ctypes.c_int), ("out_type", ctypes.c_int)]
+def open_convcat(lib_path, catalog_path):
+    """The library at lib_path and the catalog at catalog_path, both opened as given (no search)."""
+    return convcat.open_catalog(catalog_path, convcat.load_library(lib_path))
 
 
-class Candidate(ctypes.Structure):
-    _fields_ = [("index", ctypes.c_size_t), ("ok", ctypes.c_int), ("predicted_us", ctypes.c_double),
-                ("reason", ctypes.c_char * 192)]
+def has_kernels(cat, op, dtype):
+    """Does the catalog hold any kernel of this op and input type (of any arch and dims)?"""
+    a_type = CONVCAT_DTYPE[dtype]
+    return any(e.op == op and e.a_type == a_type for e in cat.entries)
 
 
-class PlanInfo(ctypes.Structure):
-    _fields_ = [("index", ctypes.c_size_t), ("grid", ctypes.c_int), ("cluster", ctypes.c_int),
-                ("threads", ctypes.c_int), ("smem_bytes", ctypes.c_int), ("workspace_bytes", ctypes.c_size_t)]
-
-
-class Tensors(ctypes.Structure):
-    _fields_ = [("x", ctypes.c_void_p), ("w", ctypes.c_void_p), ("y", ctypes.c_void_p), ("c", ctypes.c_void_p),
-                ("alpha", ctypes.c_float), ("beta", ctypes.c_float),
-                ("bias", ctypes.c_void_p), ("activation", ctypes.c_int),
-                ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_size_t)]
-
-
-class EntryInfo(ctypes.Structure):
-    _fields_ = [("key", ctypes.c_char_p), ("arch", ctypes.c_int), ("op", ctypes.c_int), ("dims", ctypes.c_int),
-                ("a_type", ctypes.c_int), ("b_type", ctypes.c_int), ("acc_type", ctypes.c_int),
-                ("out_type", ctypes.c_int), ("tile_m", ctypes.c_int), ("tile_n", ctypes.c_int),
-                ("tile_k", ctypes.c_int), ("stages", ctypes.c_int), ("cluster_m", ctypes.c_int),
-                ("cluster_n", ctypes.c_int), ("schedule", ctypes.c_int), ("threads", ctypes.c_int),
-                ("smem_bytes", ctypes.c_int), ("registers", ctypes.c_int), ("code_bytes", ctypes.c_size_t),
-                ("fallback_m", ctypes.c_int), ("fallback_n", ctypes.c_int), ("family", ctypes.c_int),
-                ("verified", ctypes.c_int), ("groups_mode", ctypes.c_int)]
-
-
-# sizeof / offsetof as gcc 12 (x86_64, LP64) prints them from bench/struct_layout.c.
-STRUCT_LAYOUT = {
-    Problem: (112, dict(dims=4, n=8, k=28, pad_lo=44, pad_hi=56, stride=68, dilation=80, groups=92, mode=96,
-                        out_type=108)),
-    Candidate: (216, dict(ok=8, predicted_us=16, reason=24)),
-    PlanInfo: (32, dict(grid=8, smem_bytes=20, workspace_bytes=24)),
-    Tensors: (72, dict(c=24, alpha=32, beta=36, bias=40, activation=48, workspace=56, workspace_bytes=64)),
-    EntryInfo: (112, dict(arch=8, dims=16, tile_m=36, schedule=60, registers=72, code_bytes=80, fallback_m=88,
-                          family=96, verified=100, groups_mode=104)),
-}
-C_NAMES = {Problem: "convcat_problem", Candidate: "convcat_candidate", PlanInfo: "convcat_plan_info",
-           Tensors: "convcat_tensors", EntryInfo: "convcat_entry_info"}
-
-
-class ConvcatError(RuntimeError):
-    def __init__(self, what, status, text):
-        super().__init__(f"{what}: {text}")
-        self.status = status
-
-
-class Convcat:
-    """libconvcat.so and one open catalog; every call's status is checked."""
-
-    def __init__(self, lib_path, catalog_path):
-        lib = ctypes.CDLL(os.path.abspath(lib_path))
-        P, S = ctypes.POINTER, ctypes.c_size_t
-        sigs = {
-            "convcat_open": [ctypes.c_char_p, P(ctypes.c_void_p)],
-            "convcat_close": [ctypes.c_void_p],
-            "convcat_count": [ctypes.c_void_p],
-            "convcat_entry_info_get": [ctypes.c_void_p, S, P(EntryInfo)],
-            "convcat_problem_init": [P(Problem)],
-            "convcat_problem_output": [P(Problem), P(ctypes.c_int), P(ctypes.c_int), P(ctypes.c_int)],
-            "convcat_problem_flops": [P(Problem)],
-            "convcat_query": [ctypes.c_void_p, P(Problem), ctypes.c_int, ctypes.c_int, P(Candidate), S, P(S), P(S)],
-            "convcat_plan_create": [ctypes.c_void_p, P(Problem), S, P(ctypes.c_void_p)],
-            "convcat_plan_info_get": [ctypes.c_void_p, P(PlanInfo)],
-            "convcat_plan_destroy": [ctypes.c_void_p],
-            "convcat_plan_run": [ctypes.c_void_p, P(Tensors), ctypes.c_void_p],
-            "convcat_status_string": [ctypes.c_int],
-            "convcat_last_error": [],
-            "convcat_device_arch": [P(ctypes.c_int), P(ctypes.c_int)],
-            "convcat_autotune": [ctypes.c_void_p, P(Problem), P(Tensors), ctypes.c_void_p, ctypes.c_int,
-                                 ctypes.c_void_p, P(S), P(ctypes.c_double)],
-        }
-        restypes = {"convcat_close": None, "convcat_count": S, "convcat_problem_init": None,
-                    "convcat_problem_flops": ctypes.c_double, "convcat_plan_destroy": None,
-                    "convcat_status_string": ctypes.c_char_p, "convcat_last_error": ctypes.c_char_p}
-        for name, args in sigs.items():
-            fn = getattr(lib, name)
-            fn.argtypes = args
-            fn.restype = restypes.get(name, ctypes.c_int)
-        self.lib = lib
-        self.cat = ctypes.c_void_p()
-        self.check(lib.convcat_open(catalog_path.encode(), ctypes.byref(self.cat)), f"convcat_open {catalog_path}")
-        self.entries = [self.entry(i) for i in range(lib.convcat_count(self.cat))]
-
-    def check(self, status, what):
-        if status != CONVCAT_OK:
-            name = self.lib.convcat_status_string(status) or b"?"
-            raise ConvcatError(what, status, f"{name.decode()}: {self.lib.convcat_last_error().decode()}")
-
-    def close(self):
-        self.lib.convcat_close(self.cat)
-        self.cat = ctypes.c_void_p()
-
-    def entry(self, index):
-        e = EntryInfo()
-        self.check(self.lib.convcat_entry_info_get(self.cat, index, ctypes.byref(e)), "convcat_entry_info_get")
-        return dict(key=e.key.decode(), arch=e.arch, op=e.op, dims=e.dims, a_type=e.a_type, out_type=e.out_type)
-
-    def has_kernels(self, op, dtype):
-        a, _, _ = CONVCAT_DTYPE[dtype]
-        return any(e["op"] == CONVCAT_OP[op] and e["a_type"] == a for e in self.entries)
-
-    def problem(self, r, op, dtype):
-        """The row as a convcat_problem: axes absent from a 1D/2D problem stay 1 (padding 0)."""
-        g = geometry(r)
-        p = Problem()
-        self.lib.convcat_problem_init(ctypes.byref(p))
-        p.op, p.dims = CONVCAT_OP[op], g["dims"]
-        p.n, p.c, p.k, p.groups = r["N"], r["C"], r["K"], r["groups"]
-        for j, a in enumerate(g["axes"]):
-            i = "dhw".index(a)   # convcat's arrays are in D, H, W order
-            setattr(p, a, g["sp_in"][j])
-            setattr(p, "trs"[i], g["flt"][j])
-            p.pad_lo[i], p.pad_hi[i] = g["pad_lo"][j], g["pad_hi"][j]
-            p.stride[i], p.dilation[i] = g["stride"][j], g["dil"][j]
-        p.a_type, p.b_type, p.out_type = CONVCAT_DTYPE[dtype]
-        return p
-
-    def output_extents(self, p):
-        z, pp, q = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
-        self.check(self.lib.convcat_problem_output(ctypes.byref(p), ctypes.byref(z), ctypes.byref(pp),
-                                                   ctypes.byref(q)), "convcat_problem_output")
-        return z.value, pp.value, q.value
-
-    def flops(self, p):
-        return self.lib.convcat_problem_flops(ctypes.byref(p))
-
-    def query(self, p, sm_count):
-        """(runnable candidates ranked, the others) as dicts with index, key, predicted_us, reason."""
-        cap = max(len(self.entries), 1)
-        rows = (Candidate * cap)()
-        count, ok = ctypes.c_size_t(), ctypes.c_size_t()
-        self.check(self.lib.convcat_query(self.cat, ctypes.byref(p), CONVCAT_ARCH_SM90A, sm_count, rows, cap,
-                                          ctypes.byref(count), ctypes.byref(ok)), "convcat_query")
-        cands = [dict(index=c.index, key=self.entries[c.index]["key"], predicted_us=c.predicted_us,
-                      reason=c.reason.decode()) for c in rows[:count.value]]
-        return cands[:ok.value], cands[ok.value:]
-
-    def why_none(self, p, not_ok):
-        """Why nothing runs p: the reason of a kernel of p's op, dims and types if there is one."""
-        for c in not_ok:
-            e = self.entries[c["index"]]
-            if (e["op"], e["dims"], e["a_type"], e["out_type"]) == (p.op, p.dims, p.a_type, p.out_type):
-                return f"{c['key']}: {c['reason']}"
-        return "no kernel of this op, dims and data types"
-
-    def plan(self, p, index):
-        plan = ctypes.c_void_p()
-        what = "convcat_plan_create " + ("auto" if index == CONVCAT_AUTO else self.entries[index]["key"])
-        self.check(self.lib.convcat_plan_create(self.cat, ctypes.byref(p), index, ctypes.byref(plan)), what)
-        return plan
-
-    def plan_info(self, plan):
-        info = PlanInfo()
-        self.check(self.lib.convcat_plan_info_get(plan, ctypes.byref(info)), "convcat_plan_info_get")
-        return info
-
-    def destroy(self, plan):
-        self.lib.convcat_plan_destroy(plan)
-
-    def run(self, plan, tensors_ref, stream):
-        self.check(self.lib.convcat_plan_run(plan, tensors_ref, stream), "convcat_plan_run")
-
-    def autotune(self, p, tensors, stream, iterations=20):
-        """convcat_autotune's pick (no cache): the key of the kernel it timed fastest."""
-        index, ms = ctypes.c_size_t(), ctypes.c_double()
-        self.check(self.lib.convcat_autotune(self.cat, ctypes.byref(p), ctypes.byref(tensors), stream, iterations,
-                                             None, ctypes.byref(index), ctypes.byref(ms)), "convcat_autotune")
-        return self.entries[index.value]["key"]
+def problem(cat, r, op, dtype):
+    """The row as a convcat_problem: axes absent from a 1D/2D problem stay 1 (padding 0)."""
+    g = geometry(r)
+    ext = dict(d=1, h=1, w=1, t=1, r=1, s=1)
+    pad_lo, pad_hi, stride, dil = [0] * 3, [0] * 3, [1] * 3, [1] * 3
+    for j, a in enumerate(g["axes"]):
+        i = "dhw".index(a)   # convcat's arrays are in D, H, W order
+        ext[a], ext["trs"[i]] = g["sp_in"][j], g["flt"][j]
+        pad_lo[i], pad_hi[i] = g["pad_lo"][j], g["pad_hi"][j]
+        stride[i], dil[i] = g["stride"][j], g["dil"][j]
+    return convcat.make_problem(cat.lib, op=op, dims=g["dims"], n=r["N"], c=r["C"], k=r["K"], groups=r["groups"],
+                                pad_lo=pad_lo, pad_hi=pad_hi, stride=stride, dilation=dil,
+                                dtype=CONVCAT_DTYPE[dtype], **ext)
 
 
 # ---------------------------------------------------------------------------
@@ -421,13 +264,12 @@ class Case:
     def tensors(self, workspace):
         """convcat's tensors, in forward terms: the op's output is self.out (dgrad: x = dx, wgrad:
         w = dw, fprop: y); its inputs are two of x, w, y = dy; workspace: a uint8 tensor or None."""
-        t = Tensors(alpha=1.0, beta=0.0)
-        t.x = (self.out if self.op == "dgrad" else self.x).data_ptr()
-        t.w = (self.out if self.op == "wgrad" else self.w).data_ptr()
-        t.y = (self.out if self.op == "fprop" else self.y).data_ptr()
-        if workspace is not None:
-            t.workspace, t.workspace_bytes = workspace.data_ptr(), workspace.numel()
-        return t
+        return convcat.make_tensors(
+            x=(self.out if self.op == "dgrad" else self.x).data_ptr(),
+            w=(self.out if self.op == "wgrad" else self.w).data_ptr(),
+            y=(self.out if self.op == "fprop" else self.y).data_ptr(), alpha=1.0, beta=0.0,
+            workspace=workspace.data_ptr() if workspace is not None else None,
+            workspace_bytes=workspace.numel() if workspace is not None else 0)
 
     def with_workspace(self, nbytes):
         """tensors() with a fresh workspace of `nbytes` (none for 0), which the case keeps alive until
@@ -447,70 +289,71 @@ def rel_err(a, b):
 # convcat: every runnable candidate, checked then timed
 
 
-def run_candidate(cc, case, p, cand, stream, single_call=False, timed=True):
+def run_candidate(cat, case, p, cand, stream, single_call=False, timed=True):
     """Plan, check against cuDNN (output poisoned with NaN first), time. A dict for the JSON."""
     import torch
-    res = dict(key=cand["key"], index=cand["index"], predicted_us=cand["predicted_us"])
+    res = dict(key=cand.key, index=cand.index, predicted_us=cand.predicted_us)
     try:
-        plan = cc.plan(p, cand["index"])
-    except ConvcatError as e:   # device limits are only checked here: not a wrong answer
+        plan = cat.plan(p, cand.index)
+    except convcat.ConvcatError as e:   # device limits are only checked here: not a wrong answer
         res["error"] = str(e)
-        res["fatal"] = e.status != CONVCAT_ERR_NO_DEVICE
+        res["fatal"] = e.status != convcat.CONVCAT_ERR_NO_DEVICE
         return res
     try:
-        info = cc.plan_info(plan)
+        info = plan.info
         res["workspace_bytes"] = info.workspace_bytes
-        tref = ctypes.byref(case.with_workspace(info.workspace_bytes))
+        t = case.with_workspace(info.workspace_bytes)
         case.out.fill_(float("nan"))
-        cc.run(plan, tref, stream)
+        plan.run(t, stream)
         torch.cuda.synchronize()
         res["rel_err"] = rel_err(case.out, case.ref)
         res["grid"], res["cluster"] = info.grid, info.cluster
         if not timed:
             return res
-        res["ms"] = median_ms(lambda: cc.run(plan, tref, stream))
+        res["ms"] = median_ms(lambda: plan.run(t, stream))
         if single_call:
-            res["call_ms"] = call_ms(lambda: cc.run(plan, tref, stream))
-    except ConvcatError as e:
+            res["call_ms"] = call_ms(lambda: plan.run(t, stream))
+    except convcat.ConvcatError as e:
         res["error"], res["fatal"] = str(e), True
     finally:
-        cc.destroy(plan)
+        plan.destroy()
     return res
 
 
-def check_auto_pick(cc, p, first):
+def check_auto_pick(cat, p, first):
     """CONVCAT_AUTO must take the query's first candidate; returns a warning or None."""
-    plan = cc.plan(p, CONVCAT_AUTO)
+    plan = cat.plan(p, convcat.CONVCAT_AUTO)
     try:
-        index = cc.plan_info(plan).index
+        index = plan.info.index
     finally:
-        cc.destroy(plan)
-    if index != first["index"]:
-        return f"CONVCAT_AUTO took {cc.entries[index]['key']}, the query ranks {first['key']} first"
+        plan.destroy()
+    if index != first.index:
+        return f"CONVCAT_AUTO took {cat.entries[index].key}, the query ranks {first.key} first"
     return None
 
 
-def bench_row(cc, r, op, dtype, args, sm_count, torch_dtype):
+def bench_row(cat, r, op, dtype, args, sm_count, torch_dtype):
     """Everything for one row/op/dtype, as a dict for the JSON (status: ok, FAIL, skipped: ...)."""
     import torch
     g = geometry(r)
     row = dict(name=r["name"], op=op, dtype=dtype, dims=g["dims"], gflop=g["flops"] / 1e9)
-    if not cc.has_kernels(op, dtype):
+    if not has_kernels(cat, op, dtype):
         row["status"] = f"skipped: no kernels ({op} {dtype})"
         return row
-    p = cc.problem(r, op, dtype)
-    assert cc.output_extents(p)[3 - g["dims"]:] == tuple(g["sp_out"]), "convcat and bench disagree on extents"
-    assert math.isclose(cc.flops(p), g["flops"]), "convcat and bench disagree on FLOPs"
-    ok, not_ok = cc.query(p, sm_count)
+    p = problem(cat, r, op, dtype)
+    assert cat.lib.problem_output(p)[3 - g["dims"]:] == tuple(g["sp_out"]), "convcat and bench disagree on extents"
+    assert math.isclose(cat.lib.problem_flops(p), g["flops"]), "convcat and bench disagree on FLOPs"
+    q = cat.query(p, "sm90a", sm_count)
+    ok = q.runnable
     row["runnable"] = len(ok)
     if not ok:
-        row["status"] = f"skipped: no kernel can run it ({cc.why_none(p, not_ok)})"
+        row["status"] = f"skipped: no kernel can run it ({q.why_none(p, cat.entries)})"
         return row
     if args.check:   # the heuristic's pick against cuDNN on the same tensors, once, untimed
         case = Case(r, op, torch_dtype, g, timed=False)
         try:
-            stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-            c = run_candidate(cc, case, p, ok[0], stream, timed=False)
+            stream = torch.cuda.current_stream().cuda_stream
+            c = run_candidate(cat, case, p, ok[0], stream, timed=False)
             row["candidates"] = [c]
             row["heuristic_key"] = c["key"]
             row["rel_err"] = c.get("rel_err")
@@ -525,22 +368,23 @@ def bench_row(cc, r, op, dtype, args, sm_count, torch_dtype):
         row["cudnn_ms"], row["cudnn_call_ms"] = case.cudnn_ms, case.cudnn_call_ms
         row["cudnn_prepadded"] = case.prepadded
         row["cudnn_out_channel_innermost"] = case.cudnn_output_channels_last()
-        row["auto_warning"] = check_auto_pick(cc, p, ok[0])
-        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        row["auto_warning"] = check_auto_pick(cat, p, ok[0])
+        stream = torch.cuda.current_stream().cuda_stream
         limit = args.max_candidates or len(ok)
-        row["candidates"] = [run_candidate(cc, case, p, c, stream, i == 0) for i, c in enumerate(ok[:limit])]
+        row["candidates"] = [run_candidate(cat, case, p, c, stream, i == 0) for i, c in enumerate(ok[:limit])]
         if not args.max_candidates:   # every candidate planned: the largest workspace covers autotune's
             ws_bytes = max((c.get("workspace_bytes", 0) for c in row["candidates"]), default=0)
-            row["tuned_key"] = cc.autotune(p, case.with_workspace(ws_bytes), stream)
+            entry, _ = cat.autotune(p, case.with_workspace(ws_bytes), stream)   # no tune cache
+            row["tuned_key"] = entry.key
         summarize(row, g["flops"])
-        pair_heuristic_best(cc, case, p, row, stream)
+        pair_heuristic_best(cat, case, p, row, stream)
     finally:
         del case
         torch.cuda.empty_cache()
     return row
 
 
-def pair_heuristic_best(cc, case, p, row, stream, rounds=5):
+def pair_heuristic_best(cat, case, p, row, stream, rounds=5):
     """Heuristic pick against the best kernel, timed again in alternation (`rounds` medians of
     5 samples of 10 launches each, the median of those): each candidate above was timed once, at its own
     moment of the run, and on layers of a few microseconds that drift decided the ratio."""
@@ -548,20 +392,20 @@ def pair_heuristic_best(cc, case, p, row, stream, rounds=5):
     if row["status"] != "ok" or not row.get("best_key") or row["best_key"] == row.get("heuristic_key"):
         return
     index = {c["key"]: c["index"] for c in row["candidates"]}
-    plans = [cc.plan(p, index[row["heuristic_key"]]), cc.plan(p, index[row["best_key"]])]
+    plans = []
     try:
-        ws_bytes = max(cc.plan_info(pl).workspace_bytes for pl in plans)
-        tref = ctypes.byref(case.with_workspace(ws_bytes))
+        plans = [cat.plan(p, index[row["heuristic_key"]]), cat.plan(p, index[row["best_key"]])]
+        t = case.with_workspace(max(pl.info.workspace_bytes for pl in plans))
         ms = [[], []]
         for _ in range(rounds):
             for i, pl in enumerate(plans):
-                ms[i].append(median_ms(lambda: cc.run(pl, tref, stream), iters=5, warm=3))
+                ms[i].append(median_ms(lambda: pl.run(t, stream), iters=5, warm=3))
         h, b = (sorted(m)[rounds // 2] for m in ms)
         row["paired_heuristic_ms"], row["paired_best_ms"] = h, b
         row["heuristic_over_best"] = min(1.0, b / h)
     finally:
         for pl in plans:
-            cc.destroy(pl)
+            pl.destroy()
 
 
 def tflops(flops, ms):
@@ -694,7 +538,7 @@ def jobs(rows, args):
             yield r, op
 
 
-def bench_all(cc, args, peak, sm_count):
+def bench_all(cat, args, peak, sm_count):
     """One table per dtype, rows printed as they finish; the rows for the JSON."""
     import torch
     dts = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
@@ -705,7 +549,7 @@ def bench_all(cc, args, peak, sm_count):
         rows = []
         for r, op in todo:
             try:
-                row = bench_row(cc, r, op, dtype, args, sm_count, dts[dtype])
+                row = bench_row(cat, r, op, dtype, args, sm_count, dts[dtype])
             except Exception as e:   # report, go on, exit non-zero at the end
                 row = dict(name=r["name"], op=op, dtype=dtype, gflop=geometry(r)["flops"] / 1e9,
                            status=f"FAIL: {type(e).__name__}: {e}".splitlines()[0])
@@ -726,14 +570,14 @@ def bench(args):
     torch.cuda.init()
     torch.zeros(1, device="cuda")   # the primary context is now current on this thread
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
-    cc = Convcat(args.lib, args.catalog)
+    cat = open_convcat(args.lib, args.catalog)
     peak = gemm_peak_tflops() if not args.check else 0.0
     copy = copy_tbs() if not args.check else 0.0
     print(f"# {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}, "
-          f"cudnn {torch.backends.cudnn.version()}; catalog {args.catalog}: {len(cc.entries)} kernels")
+          f"cudnn {torch.backends.cudnn.version()}; catalog {args.catalog}: {len(cat.entries)} kernels")
     print(f"# bf16 GEMM 8192^3 (torch.matmul): {peak:.1f} TFLOP/s = peak below; device copy {copy:.2f} TB/s")
-    rows = bench_all(cc, args, peak, props.multi_processor_count)
-    cc.close()
+    rows = bench_all(cat, args, peak, props.multi_processor_count)
+    cat.close()
     if args.json:
         out = dict(device=props.name, sm_count=props.multi_processor_count, torch=torch.__version__,
                    cudnn=torch.backends.cudnn.version(), catalog=args.catalog, lib=args.lib,
@@ -750,73 +594,38 @@ def bench(args):
 # CPU self-test
 
 
-def c_struct_layout():
-    """Compile bench/struct_layout.c with gcc and parse its output; None if that cannot be done."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    inc = os.path.join(here, "..", "runtime", "include")
-    with tempfile.TemporaryDirectory() as tmp:
-        exe = os.path.join(tmp, "struct_layout")
-        try:
-            subprocess.run(["gcc", "-I", inc, os.path.join(here, "struct_layout.c"), "-o", exe], check=True,
-                           capture_output=True)
-            text = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
-        except (OSError, subprocess.CalledProcessError):
-            return None
-    layout = {}
-    for line in text.splitlines():
-        name, size, *fields = line.split()
-        layout[name] = (int(size), {f.split("=")[0]: int(f.split("=")[1]) for f in fields})
-    return layout
-
-
-def check_structs():
-    bad = 0
-    for cls, (size, offs) in STRUCT_LAYOUT.items():
-        got = (ctypes.sizeof(cls), {f: getattr(cls, f).offset for f in offs})
-        ok = got == (size, offs)
-        bad += not ok
-        print(f"  {C_NAMES[cls]:20s} sizeof {ctypes.sizeof(cls):4d} (C: {size:4d})  offsets "
-              f"{'match' if ok else 'DIFFER: %s vs %s' % (got[1], offs)}")
-    c = c_struct_layout()
-    if c is None:
-        print("  (gcc not available: compared with the recorded C layout only)")
-    else:
-        same = all(c[C_NAMES[cls]] == v for cls, v in STRUCT_LAYOUT.items())
-        bad += not same
-        print(f"  recorded layout {'matches' if same else 'DIFFERS FROM'} gcc's output for convcat.h today")
-    return bad
-
-
 def selftest(args):
-    print("struct layout, ctypes vs C:")
-    bad = check_structs()
+    print("the package's ctypes mirror against convcat.h:")
+    bad = int(abicheck.main([]) == 1)   # 77: no C compiler here, not a failure of the mirror
     try:
-        Convcat(args.lib, "/nonexistent/convcat.catalog")
+        open_convcat(args.lib, "/nonexistent/convcat.catalog")
         bad += 1
         print("opening a missing catalog did not fail")
-    except ConvcatError as e:
+    except convcat.ConvcatError as e:
         print(f"error path: {e}")
-    cc = Convcat(args.lib, args.catalog)
-    print(f"catalog {args.catalog}: {len(cc.entries)} kernels")
+    cat = open_convcat(args.lib, args.catalog)
+    print(f"catalog {args.catalog}: {len(cat.entries)} kernels")
     for r, op in jobs(load(args.problems), args):
         for dtype in args.dtypes.split(","):
             name = f"{r['name']} {op} {dtype}"
-            if not cc.has_kernels(op, dtype):
+            if not has_kernels(cat, op, dtype):
                 print(f"  {name:40s} skipped: no kernels")
                 continue
-            p, g = cc.problem(r, op, dtype), geometry(r)
-            if cc.output_extents(p)[3 - g["dims"]:] != tuple(g["sp_out"]) or not math.isclose(cc.flops(p), g["flops"]):
+            p, g = problem(cat, r, op, dtype), geometry(r)
+            if (cat.lib.problem_output(p)[3 - g["dims"]:] != tuple(g["sp_out"])
+                    or not math.isclose(cat.lib.problem_flops(p), g["flops"])):
                 bad += 1
                 print(f"  {name}: extents or FLOPs differ between convcat and bench")
-            ok, not_ok = cc.query(p, 132)
-            pick = f"{ok[0]['key']} ({ok[0]['predicted_us']:.1f} us)" if ok else f"none: {cc.why_none(p, not_ok)}"
+            q = cat.query(p, "sm90a", 132)
+            ok = q.runnable
+            pick = f"{ok[0].key} ({ok[0].predicted_us:.1f} us)" if ok else f"none: {q.why_none(p, cat.entries)}"
             print(f"  {name:40s} {g['dims']}D {g['flops'] / 1e9:8.1f} GFLOP  {len(ok):3d} runnable  pick {pick}")
     try:
-        cc.destroy(cc.plan(cc.problem(load(args.problems)[0], "fprop", "bf16"), CONVCAT_AUTO))
+        cat.plan(problem(cat, load(args.problems)[0], "fprop", "bf16"), convcat.CONVCAT_AUTO).destroy()
         print("convcat_plan_create: succeeded (a GPU is here)")
-    except ConvcatError as e:
+    except convcat.ConvcatError as e:
         print(f"convcat_plan_create without a GPU fails as it should: {e}")
-    cc.close()
+    cat.close()
     print("selftest", "FAILED" if bad else "passed")
     return 1 if bad else 0
 
@@ -831,7 +640,7 @@ def main():
     ap.add_argument("--catalog", default="build/catalog/convcat.catalog", help="catalog file to open")
     ap.add_argument("--max-candidates", type=int, default=0, help="time only the N best-ranked kernels (0: all)")
     ap.add_argument("--json", help="write every row and candidate here")
-    ap.add_argument("--selftest", action="store_true", help="CPU-only check of the ctypes binding and queries")
+    ap.add_argument("--selftest", action="store_true", help="CPU-only check of the binding and queries")
     ap.add_argument("--classes", help=f"only rows of these classes ({', '.join(CLASSES)}), comma list")
     ap.add_argument("--check", action="store_true",
                     help="no timing: every row on the heuristic's pick once, checked against cuDNN (coverage runs)")

@@ -27,7 +27,7 @@ def main():
     ap.add_argument("--lib", default="build-default/runtime/libconvcat.so")
     ap.add_argument("--catalog", default="build-default/catalog/convcat.catalog")
     a = ap.parse_args()
-    cc = bench.Convcat(a.lib, a.catalog)
+    cat = bench.open_convcat(a.lib, a.catalog)
     for path in a.results:
         d = json.load(open(path))
         rows = {r["name"]: r for r in bench.load(d["problems"])} if pathlib.Path(d["problems"]).exists() else None
@@ -38,10 +38,10 @@ def main():
             if res.get("status") != "ok":
                 continue
             timed = {c["key"]: c["ms"] for c in res["candidates"] if "ms" in c}
-            p = cc.problem(rows[res["name"]], res["op"], res["dtype"])
-            ok, _ = cc.query(p, d.get("sm_count") or 132)
-            pick = next((c["key"] for c in ok if c["key"] in timed), None)
-            first = ok[0]["key"] if ok else None
+            p = bench.problem(cat, rows[res["name"]], res["op"], res["dtype"])
+            ok = cat.query(p, "sm90a", d.get("sm_count") or 132).runnable
+            pick = next((c.key for c in ok if c.key in timed), None)
+            first = ok[0].key if ok else None
             g = groups.setdefault((res["op"], res["dtype"]), [])
             g.append((res["name"], min(timed.values()) / timed[pick] if pick else float("nan"), first == pick))
         print(path)

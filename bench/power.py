@@ -14,7 +14,6 @@ bench.py times bursts of 10 launches between idle gaps; under load that long the
 700 W cap and lowers the SM clock, by more for f16 data than for bf16 (BENCHMARKS.md, "Sustained load").
 """
 import argparse
-import ctypes
 import json
 import pathlib
 import statistics
@@ -23,7 +22,7 @@ import sys
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import bench  # noqa: E402
+import bench  # noqa: E402  (puts the repository's python/, the convcat package, on sys.path)
 
 
 def sustained(fn, seconds):
@@ -65,9 +64,9 @@ def main():
     import torch
     torch.backends.cudnn.benchmark = True
     torch.zeros(1, device="cuda")
-    cc = bench.Convcat(a.lib, a.catalog)
+    cat = bench.open_convcat(a.lib, a.catalog)
     rows = {r["name"]: r for r in bench.load(a.problems)}
-    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    stream = torch.cuda.current_stream().cuda_stream
     results = []
 
     def report(what, fn):
@@ -84,16 +83,13 @@ def main():
             r = rows[name]
             case = bench.Case(r, "fprop", tdt, bench.geometry(r))
             report(f"{name} {dtype} cuDNN", case.fn)
-            p = cc.problem(r, "fprop", dtype)
-            plan = cc.plan(p, bench.CONVCAT_AUTO)
+            plan = cat.plan(bench.problem(cat, r, "fprop", dtype))   # CONVCAT_AUTO: the heuristic's pick
             try:
-                info = cc.plan_info(plan)
-                key = cc.entries[info.index]["key"]
-                tref = ctypes.byref(case.with_workspace(info.workspace_bytes))
-                report(f"{name} {dtype} convcat {key}", lambda: cc.run(plan, tref, stream))
+                t = case.with_workspace(plan.workspace_bytes)
+                report(f"{name} {dtype} convcat {plan.key}", lambda: plan.run(t, stream))
             finally:
-                cc.destroy(plan)
-    cc.close()
+                plan.destroy()
+    cat.close()
     if a.json:
         json.dump(dict(device=torch.cuda.get_device_name(), rows=results), open(a.json, "w"), indent=1)
 

@@ -11,12 +11,14 @@ order of the profiled calls, so ncu's kernels can be told apart.  --key profiles
 kernels (each that can run the row) instead of the heuristic's pick.
 """
 import argparse
-import ctypes
 import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "python"))   # the convcat package, uninstalled
 import bench  # noqa: E402
+import convcat  # noqa: E402
 
 
 def main():
@@ -31,10 +33,10 @@ def main():
     import torch
     torch.backends.cudnn.benchmark = True
     torch.zeros(1, device="cuda")
-    cc = bench.Convcat(a.lib, a.catalog)
+    cat = bench.open_convcat(a.lib, a.catalog)
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[a.dtype]
     rows = {r["name"]: r for r in bench.load(a.problems)}
-    keys = [e["key"] for e in cc.entries]
+    keys = [e.key for e in cat.entries]
     unknown = [k for k in a.key if k not in keys]
     if unknown:
         ap.error(f"not in {a.catalog}: {', '.join(unknown)}")
@@ -42,7 +44,7 @@ def main():
         r = rows[name]
         g = bench.geometry(r)
         case = bench.Case(r, r["op"], dt, g)   # times cuDNN: warmed up
-        p = cc.problem(r, r["op"], a.dtype)
+        p = bench.problem(cat, r, r["op"], a.dtype)
         case.fn()
         torch.cuda.synchronize()
         torch.cuda.profiler.start()
@@ -50,26 +52,24 @@ def main():
         torch.cuda.synchronize()
         torch.cuda.profiler.stop()
         print(f"profiled: {name} cudnn", flush=True)
-        for index in [keys.index(k) for k in a.key] or [bench.CONVCAT_AUTO]:
+        for index in [keys.index(k) for k in a.key] or [convcat.CONVCAT_AUTO]:
             try:
-                plan = cc.plan(p, index)
-            except bench.ConvcatError as e:   # this kernel cannot run the row
+                plan = cat.plan(p, index)
+            except convcat.ConvcatError as e:   # this kernel cannot run the row
                 print(f"skipped: {name} {e}", flush=True)
                 continue
-            info = cc.plan_info(plan)
-            key = cc.entries[info.index]["key"]
-            tref = ctypes.byref(case.with_workspace(info.workspace_bytes))
-            stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+            t = case.with_workspace(plan.workspace_bytes)
+            stream = torch.cuda.current_stream().cuda_stream
             for _ in range(5):
-                cc.run(plan, tref, stream)
+                plan.run(t, stream)
             torch.cuda.synchronize()
             torch.cuda.profiler.start()
-            cc.run(plan, tref, stream)
+            plan.run(t, stream)
             torch.cuda.synchronize()
             torch.cuda.profiler.stop()
-            print(f"profiled: {name} convcat {key}", flush=True)
-            cc.destroy(plan)
-    cc.close()
+            print(f"profiled: {name} convcat {plan.key}", flush=True)
+            plan.destroy()
+    cat.close()
 
 
 if __name__ == "__main__":

@@ -24,13 +24,21 @@ PyTorch integration: convcat.torch.
 """
 from ._capi import (CONVCAT_ACT_GELU, CONVCAT_ACT_NONE, CONVCAT_ACT_RELU, CONVCAT_ACT_SILU,  # noqa: F401
                     CONVCAT_AUTO, CONVCAT_DGRAD, CONVCAT_FPROP, CONVCAT_WGRAD)
+# convcat_status values, to compare with ConvcatError.status (e.g. CONVCAT_ERR_NO_DEVICE: the device
+# cannot run the kernel, a limit convcat_plan_create checks and convcat_query does not).
+from ._capi import (CONVCAT_ERR_CORRUPT, CONVCAT_ERR_CUDA, CONVCAT_ERR_INVALID_ARGUMENT, CONVCAT_ERR_IO,  # noqa: F401
+                    CONVCAT_ERR_MISALIGNED, CONVCAT_ERR_NO_DEVICE, CONVCAT_ERR_NO_DRIVER, CONVCAT_ERR_NO_MEMORY,
+                    CONVCAT_ERR_NOT_FOUND, CONVCAT_ERR_UNSUPPORTED, CONVCAT_ERR_VERSION, CONVCAT_OK)
 from .binding import (AutotuneError, Candidate, Catalog, CatalogSet, ConvcatError, Entry, Library,  # noqa: F401
                       NotFound, Plan, PlanInfo, QueryResult, SetCandidate, SetQueryResult, TuneCache, TuneResult,
                       find_catalog, find_library, load_library, make_problem, make_tensors, open_catalog,
                       problem_key, problem_text, set_log_callback)
 
 __all__ = ["CONVCAT_ACT_GELU", "CONVCAT_ACT_NONE", "CONVCAT_ACT_RELU", "CONVCAT_ACT_SILU", "CONVCAT_AUTO",
-           "CONVCAT_DGRAD", "CONVCAT_FPROP", "CONVCAT_WGRAD", "AutotuneError", "Candidate", "Catalog", "CatalogSet",
+           "CONVCAT_DGRAD", "CONVCAT_FPROP", "CONVCAT_WGRAD", "CONVCAT_OK", "CONVCAT_ERR_INVALID_ARGUMENT",
+           "CONVCAT_ERR_IO", "CONVCAT_ERR_CORRUPT", "CONVCAT_ERR_VERSION", "CONVCAT_ERR_NOT_FOUND",
+           "CONVCAT_ERR_UNSUPPORTED", "CONVCAT_ERR_NO_DRIVER", "CONVCAT_ERR_NO_DEVICE", "CONVCAT_ERR_CUDA",
+           "CONVCAT_ERR_NO_MEMORY", "CONVCAT_ERR_MISALIGNED", "AutotuneError", "Candidate", "Catalog", "CatalogSet",
            "ConvcatError", "Entry", "Library", "NotFound", "Plan", "PlanInfo", "QueryResult", "SetCandidate",
            "SetQueryResult", "TuneCache", "TuneResult", "find_catalog", "find_library", "load_library",
            "make_problem", "make_tensors", "open_catalog", "problem_key", "problem_text", "set_log_callback"]

@@ -123,6 +123,12 @@ class TestAbi(unittest.TestCase):
             self.assertEqual(len(buf), 3 * ctypes.sizeof(cls) + _capi.SPARE_BYTES)
             self.assertEqual(ctypes.addressof(arr), ctypes.addressof(buf))
 
+    def test_statuses_are_exported(self):
+        """Every convcat_status is a name of the package (callers compare ConvcatError.status with them)."""
+        for name, value in _capi.STATUS.items():
+            self.assertEqual(getattr(convcat, name), value, name)
+            self.assertIn(name, convcat.__all__)
+
     def test_names_cover_the_enums(self):
         self.assertEqual(set(_capi.SCHEDULE_NAMES), set(_capi.SCHEDULES.values()))
         self.assertEqual(_capi.SCHEDULE_NAMES[_capi.CONVCAT_GATHER], "gather")
