@@ -44,6 +44,11 @@ ROW_VECTORS = 13
 # segments of at most this many output rows (a divisor of the block's rows), each input row read once
 # a segment.
 COL_ROWS = 4
+# Strided dgrad: a dx column's phase takes at most this many filter columns on its fast path (7
+# taps at stride 2; more go tap by tap).  sm100a builds go tap by tap: with this path two of them
+# spilled 4 bytes under the same register cap (they are compiled, never run).
+PHASE_TAPS = 4
+PHASED_ARCHES = ("sm90a",)
 # Of those, the square filters whose rows fprop unrolls too (every load of the filter issued early;
 # dgrad's strided path leaves no registers for it).
 WHOLE = ((3, 1), (3, 2))
@@ -146,10 +151,12 @@ def context(key: space.Key) -> dict:
     t = "f32" if key.a in ("tf32", "f32") else key.a
     fast = fast_rows(cfg.vec, FAST) if key.op != "wgrad" else []
     col = dict(rows=col_rows(key)) if col_rows(key) else None
+    phased = key.op == "dgrad" and key.arch in PHASED_ARCHES
     return dict(key=key.name(), op=key.op, dims=key.dims, ab=key.a, t=t, eb=eb, bp=key.tile_m, bq=key.tile_n,
                 bc=key.tile_k, vec=cfg.vec, strip=cfg.strip, lanes=cfg.lanes, threads=cfg.threads, min_ctas=cfg.min_ctas,
                 fast=fast, whole=fast_rows(cfg.vec, WHOLE) if key.op == "fprop" else [], col=col,
-                windows=sorted({c["win"] for f in fast for c in f["chunks"]} | ({cfg.strip + 2} if col else set())),
-                unit_taps=UNIT_TAPS, units_per_thread=UNITS_PER_THREAD,
+                windows=sorted({c["win"] for f in fast for c in f["chunks"]} | ({cfg.strip + 2} if col else set()) |
+                               ({cfg.strip + PHASE_TAPS - 1} if phased else set())),
+                phase_taps=PHASE_TAPS if phased else 0, unit_taps=UNIT_TAPS, units_per_thread=UNITS_PER_THREAD,
                 elem_t="float" if eb == 4 else "uint16_t", words=cfg.vec * eb // 4,
                 axes=list(range(3 - key.dims, 3)))
