@@ -23,6 +23,7 @@
 #define COORD_LIMIT (INT64_C(1) << 29)
 #define WGRAD_UNIT_TAPS 8             /* a wgrad unit of taps: the template's UNIT_TAPS */
 #define RUN_CTAS_PER_SM 16            /* fprop/dgrad: runs of blocks sized for this many CTAs an SM */
+#define WGRAD_CTAS_PER_SM 4           /* wgrad: slices of dy rows for about this many CTAs an SM */
 #define MAX_RUN 32                    /* ... and at most this many blocks a run */
 
 /* How a direct kernel computes a problem: the blocks' tensor, the input tile (the input a block
@@ -50,7 +51,8 @@ static void shape_of(const cvc_entry *e, const cvc_view *v, shape *s)
         if (!dgrad) {   /* fprop; wgrad: the blocks are dy's, the tile is x under them */
             s->stride[a] = p->stride[a];
             s->pad[a] = p->pad_lo[a];
-            s->tile[a] = (int)((int64_t)(block[a] - 1) * p->stride[a] + v->reach[a] + 1);
+            const int64_t tile = (int64_t)(block[a] - 1) * p->stride[a] + v->reach[a] + 1;
+            s->tile[a] = tile > INT32_MAX ? INT32_MAX : (int)tile;
         } else if (!v->strided) {   /* the correlation of dy with the filter turned around */
             s->stride[a] = 1;
             s->pad[a] = (int)(v->reach[a] - p->pad_lo[a]);
@@ -68,14 +70,13 @@ static void shape_of(const cvc_entry *e, const cvc_view *v, shape *s)
 }
 
 /* Shared memory of a launch: fprop and dgrad, the f32 filter table of the CTA's channels (dgrad:
- * one plane per filter of a group); wgrad, the input tile and its dy block. */
-static int64_t smem_of(const cvc_entry *e, const cvc_view *v, const shape *s)
+ * one plane per filter of a group); wgrad, every thread's f32 sums (a unit of taps x its
+ * channels), which the CTA adds in order. */
+static int64_t smem_of(const cvc_entry *e, const cvc_view *v)
 {
-    const int64_t eb = v->a_bytes, bc = e->k.tile_k;
     if (e->k.op != CONVCAT_WGRAD)
-        return (e->k.op == CONVCAT_DGRAD ? v->kg : 1) * v->taps * bc * 4;
-    const int64_t tile = ((int64_t)s->tile[0] * s->tile[1] * s->tile[2] * bc * eb + 15) / 16 * 16;
-    return tile + (int64_t)e->k.tile_m * e->k.tile_n * bc * eb;
+        return (e->k.op == CONVCAT_DGRAD ? v->kg : 1) * v->taps * e->k.tile_k * 4;
+    return (int64_t)e->threads * WGRAD_UNIT_TAPS * e->block_vec * 4;
 }
 
 /* wgrad: units of taps (a filter row, or WGRAD_UNIT_TAPS of a longer one) and thread groups. */
@@ -101,20 +102,15 @@ convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why
         cvc_say(why, n, "%lld output pixels: past the direct kernel's 32-bit block index", (long long)v->pixels);
         return CONVCAT_ERR_UNSUPPORTED;
     }
-    shape s;
-    shape_of(e, v, &s);
-    const int64_t smem = smem_of(e, v, &s);
+    const int64_t smem = smem_of(e, v);
     if (smem > e->smem_bytes) {
         if (e->k.op != CONVCAT_WGRAD)
             cvc_say(why, n, "filter %dx%dx%d of %d filters a group: this kernel's table of its %d channels' filters "
                     "needs %lld bytes of shared memory, more than its %d", v->filt[0], v->filt[1], v->filt[2], (int)v->kg,
                     e->k.tile_k, (long long)smem, e->smem_bytes);
         else
-            cvc_say(why, n, "filter %dx%dx%d at strides (%d, %d, %d), dilations (%d, %d, %d): this kernel's %dx%dx%d "
-                    "blocks need %lld bytes of shared memory for their input tile and dy block, more than its %d",
-                    v->filt[0], v->filt[1], v->filt[2], v->p.stride[0], v->p.stride[1], v->p.stride[2],
-                    v->p.dilation[0], v->p.dilation[1], v->p.dilation[2], e->k.tile_m, e->k.tile_n, e->k.tile_k,
-                    (long long)smem, e->smem_bytes);
+            cvc_say(why, n, "this wgrad kernel's %d threads' sums need %lld bytes of shared memory, more than its %d",
+                    e->threads, (long long)smem, e->smem_bytes);
         return CONVCAT_ERR_UNSUPPORTED;
     }
     if (e->k.op == CONVCAT_WGRAD) {
@@ -158,7 +154,6 @@ convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sm
         d.in_ext[a] = s.in_ext[a], d.out_ext[a] = s.out_ext[a];
         d.filt[a] = v->filt[a];
         d.stride[a] = s.stride[a], d.pad[a] = s.pad[a], d.dil[a] = s.dil[a];
-        d.tile_ext[a] = s.tile[a];
     }
     d.blocks[0] = s.out_ext[0];
     d.blocks[1] = (int32_t)cvc_ceil_div(s.out_ext[1], e->k.tile_m);
@@ -168,17 +163,15 @@ convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sm
     if (e->k.op == CONVCAT_WGRAD) {
         d.vec = load_vec(e, p->c) < load_vec(e, p->k) ? load_vec(e, p->c) : load_vec(e, p->k);
         wgrad_groups(e, v, &d.units, &d.unit_groups, &d.pixel_groups);
-        /* Slices of at least 4 blocks, at most 256 a channel block: sized by the problem, not the
-         * device, so that the workspace (and the reduction) stays a small part of the traffic. */
-        const int64_t blocks = (int64_t)p->n * d.blocks[0] * d.blocks[1] * d.blocks[2];
-        int64_t slices = cvc_ceil_div(blocks, 4);
-        if (slices > 256)
-            slices = 256;
-        (void)sms;
-        d.blocks_per_slice = (int32_t)cvc_ceil_div(blocks, slices);
-        d.slices = (int32_t)cvc_ceil_div(blocks, d.blocks_per_slice);
+        /* Slices of dy rows (image, depth, row): about WGRAD_CTAS_PER_SM CTAs an SM over all
+         * channel blocks, each slice's sums one K x taps plane of the workspace. */
+        const int64_t rows = (int64_t)p->n * s.out_ext[0] * s.out_ext[1];
+        int64_t slices = cvc_ceil_div((int64_t)(sms > 0 ? sms : 1) * WGRAD_CTAS_PER_SM, d.chan_blocks);
+        slices = slices < 1 ? 1 : slices > rows ? rows : slices;
+        d.blocks_per_slice = (int32_t)cvc_ceil_div(rows, slices);   /* wgrad: dy rows a slice */
+        d.slices = (int32_t)cvc_ceil_div(rows, d.blocks_per_slice);
         d.out_elems = (int64_t)p->k * v->taps;
-        out->workspace_bytes = (size_t)d.slices * d.pixel_groups * (size_t)d.out_elems * sizeof(float);
+        out->workspace_bytes = (size_t)d.slices * (size_t)d.out_elems * sizeof(float);
         const int64_t rblocks = cvc_ceil_div(d.out_elems, 256);
         out->reduce_grid = (unsigned)(rblocks < 8 * sms ? rblocks : 8 * sms);
         out->l[0].grid = (unsigned)((int64_t)d.chan_blocks * d.slices);
@@ -194,7 +187,7 @@ convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sm
         out->l[0].grid = (unsigned)((int64_t)d.chan_blocks * d.slices);
     }
     out->l[0].block = (unsigned)e->threads;
-    out->l[0].smem = (unsigned)smem_of(e, v, &s);
+    out->l[0].smem = (unsigned)smem_of(e, v);
     out->l[0].u.d = d;
     return CONVCAT_OK;
 }

@@ -168,10 +168,10 @@ typedef struct cvc_direct_params {
                                 dgrad with the filter turned around: flip 1, pad = reach - pad_lo);
                                 1: dgrad at stride > 1, dx[h] = sum of dy[(h + pad - tap * dil) / stride] */
     int32_t flip;
-    int32_t tile_ext[3];     /* wgrad: the input tile in shared memory, D, H, W */
+    int32_t tile_ext[3];     /* reserved (zero) */
     int32_t blocks[3];       /* blocks per axis (depth: one output slice each) */
     int32_t chan_blocks;     /* blocks of tile-K channels of the output (wgrad: of K) */
-    int32_t slices, blocks_per_slice;   /* CTAs per channel block, blocks each (wgrad: of dy) */
+    int32_t slices, blocks_per_slice;   /* CTAs per channel block, blocks each (wgrad: dy rows each) */
     int32_t units, unit_groups, pixel_groups;   /* wgrad: units of taps (a filter row, UNIT_TAPS at most),
                                 threads per channel vector (unit_groups x pixel_groups) */
     int32_t vec;             /* elements per load of `in` (and wgrad's dy) */

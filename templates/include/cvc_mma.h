@@ -95,6 +95,13 @@ CVC_DEV float4 cvc_lds128f(uint32_t addr)
     return v;
 }
 
+CVC_DEV float cvc_lds32f(uint32_t addr)
+{
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
+    return v;
+}
+
 CVC_DEV void cvc_sts32f(uint32_t addr, float v)
 {
     asm volatile("st.shared.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory");
