@@ -673,6 +673,31 @@ static void test_derived_fields_are_range_checked(void)
     free(f);
 }
 
+/* The channel counts a diagonal-group wgrad takes (bit i: 2^i channels a group) are powers of two
+ * up to a tile's 256, and a diagonal entry has at least one.  A mask of every bit made the refusal that
+ * lists them overrun its buffer (found by tests/fuzz/fuzz_catalog). */
+static void test_group_channel_mask_is_range_checked(void)
+{
+    uint8_t *f = copy_of_catalog();
+    size_t dg = SIZE_MAX;
+    for (size_t i = 0; i < count_of(orig) && dg == SIZE_MAX; ++i)
+        if (IX_GET(record(orig, i), GROUPS_MODE) == CVC_GROUPS_DIAGONAL)
+            dg = i;
+    const size_t t = find_entry(orig, CVC_FAMILY_TMA, CONVCAT_COOP, "_fprop_");
+    CU_ASSERT_FATAL(dg != SIZE_MAX && t != SIZE_MAX);   /* the ci and default catalogs hold grouped wgrad */
+    const uint64_t mask = IX_GET(record(orig, dg), GROUP_C_MASK);
+    CU_ASSERT_TRUE(mask != 0 && mask < 512);
+    const char *says = "group channel mask";
+    REFUSE_THEN_OPEN(f, dg, GROUP_C_MASK, UINT32_MAX, mask, says);
+    REFUSE_THEN_OPEN(f, dg, GROUP_C_MASK, UINT32_C(0x80000000), 1, says);
+    REFUSE_THEN_OPEN(f, dg, GROUP_C_MASK, 512, 256, says);
+    REFUSE_THEN_OPEN(f, dg, GROUP_C_MASK, 0, mask, says);   /* diagonal groups of no channel count */
+    REFUSE_THEN_OPEN(f, t, GROUP_C_MASK, UINT32_MAX, 0, says);   /* any entry: the mask is in range */
+    expect_open(f, CONVCAT_OK, NULL);
+    CU_ASSERT_EQUAL(memcmp(f, orig, orig_size), 0);
+    free(f);
+}
+
 /* A halo entry's input tile and chunk geometry must be its tile's (compile-time in its code), and
  * the HALO flag its schedule's. */
 static void test_halo_boxes_must_match_the_tile(void)
@@ -1016,6 +1041,7 @@ int main(void)
         {"dynamic cluster shapes are checked at open", test_dynamic_cluster_shapes_are_checked_at_open},
         {"launch fields are range-checked", test_launch_fields_are_range_checked},
         {"derived fields are range-checked", test_derived_fields_are_range_checked},
+        {"group channel mask is range-checked", test_group_channel_mask_is_range_checked},
         {"unsorted or duplicate keys are corrupt", test_unsorted_or_duplicate_keys_are_corrupt},
         {"blobs outside the file are corrupt", test_blobs_outside_the_file_are_corrupt},
         {"nonzero reserved bytes are corrupt", test_nonzero_reserved_bytes_are_corrupt},

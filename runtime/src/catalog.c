@@ -111,6 +111,11 @@ static convcat_status check_derived(size_t i, const cvc_entry *e)
         if (e->family == CVC_FAMILY_GATHER && e->groups_mode != CVC_GROUPS_ANY)
             BAD("catalog entry %zu (%s): a gather kernel without any-group support", i, e->key);
     }
+    /* Diagonal groups take c = 2^i channels a group for the mask's bits, c dividing a tile (<= 256);
+     * other modes ignore the mask (the generator writes the space's for sm100a wgrad too). */
+    if (e->group_c_mask >> 9 || (e->groups_mode == CVC_GROUPS_DIAGONAL && e->group_c_mask == 0))
+        BAD("catalog entry %zu (%s): group channel mask 0x%x out of range for groups mode %d", i, e->key,
+            e->group_c_mask, e->groups_mode);
     return CONVCAT_OK;
 }
 

@@ -77,10 +77,13 @@ static convcat_status check_groups(const cvc_entry *e, const cvc_view *v, char *
                    p->k, p->c);
         const bool pow2 = (v->cg & (v->cg - 1)) == 0;   /* cg >= 1; the mask has a bit per power of two */
         if (!pow2 || !(e->group_c_mask >> __builtin_ctz((unsigned)v->cg) & 1u)) {
-            char taken[64] = "", *at = taken;
-            for (int i = 0; i < 32; ++i)
-                if (e->group_c_mask >> i & 1u)
-                    at += snprintf(at, (size_t)(taken + sizeof taken - at), "%s%d", at == taken ? "" : ", ", 1 << i);
+            char taken[64] = "";   /* the catalog holds at most bits 0..8: "1, 2, ..., 256" */
+            size_t used = 0;
+            for (int i = 0; i < 32 && used < sizeof taken; ++i)
+                if (e->group_c_mask >> i & 1u) {
+                    const int w = snprintf(taken + used, sizeof taken - used, "%s%u", used ? ", " : "", 1u << i);
+                    used = w < 0 ? sizeof taken : used + (size_t)w;
+                }
             REFUSE(CVC_RULE_GROUPS, "C / groups = %d channels per group: this kernel's grouped wgrad takes %s",
                    v->cg, taken);
         }
