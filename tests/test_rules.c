@@ -894,6 +894,26 @@ static void test_gather_coordinates_below_2_29(void)
     BOTH(w, q, pad_hi[2], (1 << 28), 1 << 29, "padding or filter reach along W");
 }
 
+/* Channel counters of the pointer families are ints too: a direct block's channels k0 + lane*vec and
+ * a gather tile's columns pass C and K by up to a tile (a depthwise C = 2^31 - 8 was accepted). */
+static void test_pointer_family_channels_fit_32_bits(void)
+{
+    const char *says = "the kernel's 32-bit channel counters step up to 64";
+    const cvc_entry d = unit_entry(D_1D);   /* tile K 64 */
+    convcat_problem p = unit_problem(CONVCAT_FPROP, 1, CONVCAT_BF16, CONVCAT_BF16);
+    p.n = 1, p.w = 4, p.s = 1, p.pad_lo[2] = p.pad_hi[2] = 0;
+    p.c = p.k = p.groups = INT32_MAX - 7 - 64;
+    ACCEPT(d, p);
+    p.c = p.k = p.groups = INT32_MAX - 7;
+    REFUSE(d, p, says);
+    const cvc_entry g = unit_entry(G_FPROP);   /* tile 128 x 64 x 32 */
+    convcat_problem q = p2();
+    q.n = 1, q.h = 1, q.w = 4, q.c = 8, q.r = q.s = 1;
+    memset(q.pad_lo, 0, sizeof q.pad_lo);
+    memset(q.pad_hi, 0, sizeof q.pad_hi);
+    BOTH(g, q, k, INT32_MAX - 7 - 128, INT32_MAX - 7, "the kernel's 32-bit channel counters step up to 128");
+}
+
 /* A direct kernel runs depthwise problems (groups = C, K = C * mult) of its op, strided or not,
  * and refuses any other grouping. */
 static void test_direct_runs_depthwise_problems(void)
@@ -1373,6 +1393,7 @@ int main(void)
         {"output extent beyond int is refused", test_output_extent_beyond_int_is_refused},
         {"GEMM K iterations fit 32 bits", test_gemm_k_iterations_fit_32_bits},
         {"TMA coordinates and channels fit 32 bits", test_tma_coordinates_and_channels_fit_32_bits},
+        {"pointer-family channels fit 32 bits", test_pointer_family_channels_fit_32_bits},
         {"pointer family index fields", test_pointer_family_index_fields},
         {"gather runs any groups and channels", test_gather_runs_any_groups_and_channels},
         {"gather coordinates below 2^29", test_gather_coordinates_below_2_29},

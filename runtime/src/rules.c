@@ -126,19 +126,13 @@ static convcat_status tma_rules(const cvc_entry *e, const cvc_view *v, char *why
                    (long long)v->reach[1], (long long)v->reach[2], e->halo_reach);
     }
     /* The kernel's own coordinates are ints: an input pixel q*stride - pad_lo + s*dilation lies in
-     * [-pad_lo, input + pad_hi), so the padded input must fit; the channel counter (c += tile K) and
-     * the epilogue's column (a tile's first column + its offset) pass C and K by up to a tile. */
+     * [-pad_lo, input + pad_hi), so the padded input must fit. */
     for (int a = 3 - p->dims; a < 3; ++a) {
         const int64_t padded = (int64_t)v->in[a] + p->pad_lo[a] + p->pad_hi[a];
         if (padded > INT32_MAX)
             REFUSE(CVC_RULE_INDEX, "the input along %s padded by %d + %d is %lld pixels: past the kernel's 32-bit "
                    "coordinates", axis_name[a], p->pad_lo[a], p->pad_hi[a], (long long)padded);
     }
-    const int span_m = k->tile_m * k->cluster_m, span_n = k->tile_n * k->cluster_n;
-    const int tile = span_m > span_n ? (span_m > k->tile_k ? span_m : k->tile_k) : (span_n > k->tile_k ? span_n : k->tile_k);
-    if ((int64_t)p->c + tile > INT32_MAX || (int64_t)p->k + tile > INT32_MAX)
-        REFUSE(CVC_RULE_INDEX, "C = %d, K = %d: the kernel's 32-bit channel counters step up to %d past them", p->c,
-               p->k, tile);
     /* 32-bit GEMM coordinates inside the kernel, with room for the last cluster's padding tiles. */
     const cvc_gemm *g = &v->gemm;
     const int64_t m_span = g->m + (int64_t)k->tile_m * k->cluster_m;
@@ -188,6 +182,14 @@ convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why,
     convcat_status st = check_groups(e, v, why, n, rule);
     if (st != CONVCAT_OK)
         return st;
+    /* Every family counts channels in int: a channel loop (c += tile K), a tile's columns (its first
+     * column + its offset), a direct block's channels (its first + a lane's) pass C and K by up to a
+     * tile. */
+    const int span_m = k->tile_m * k->cluster_m, span_n = k->tile_n * k->cluster_n;
+    const int tile = span_m > span_n ? (span_m > k->tile_k ? span_m : k->tile_k) : (span_n > k->tile_k ? span_n : k->tile_k);
+    if ((int64_t)p->c + tile > INT32_MAX || (int64_t)p->k + tile > INT32_MAX)
+        REFUSE(CVC_RULE_INDEX, "C = %d, K = %d: the kernel's 32-bit channel counters step up to %d past them", p->c,
+               p->k, tile);
     if (e->family == CVC_FAMILY_DIRECT && p->groups != p->c)
         REFUSE(CVC_RULE_GROUPS, "groups = %d, C = %d: a depthwise kernel takes one channel per group "
                "(groups = C)", p->groups, p->c);
