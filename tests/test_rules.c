@@ -914,6 +914,37 @@ static void test_pointer_family_channels_fit_32_bits(void)
     BOTH(g, q, k, INT32_MAX - 7 - 128, INT32_MAX - 7, "the kernel's 32-bit channel counters step up to 128");
 }
 
+/* A strided dgrad runs a launch per stride phase: at most 4096 phases (64 x 64; the bench networks
+ * have at most 256).  A gather dgrad of strides (4096, 4096) was accepted and its time model
+ * allocated 17 GB of launches (found by tests/fuzz/fuzz_rules); in 3D the phase count, a product
+ * of three ints, wrapped. */
+static void test_dgrad_stride_phases_are_bounded(void)
+{
+    const cvc_entry g = unit_entry(G_DGRAD);
+    convcat_problem p = unit_problem(CONVCAT_DGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.n = 1, p.h = p.w = 128, p.c = p.k = 8, p.r = p.s = 1;
+    memset(p.pad_lo, 0, sizeof p.pad_lo);
+    memset(p.pad_hi, 0, sizeof p.pad_hi);
+    p.stride[1] = p.stride[2] = 64;
+    ACCEPT(g, p);
+    BOTH(g, p, stride[2], 64, 65, "4160 stride phases");
+    p.stride[1] = p.stride[2] = 4096;   /* 128 x 128 phases: one a pixel */
+    REFUSE(g, p, "16384 stride phases");
+    p.h = p.w = 1;   /* phases with pixels only: 1 */
+    ACCEPT(g, p);
+    const cvc_entry g3 = unit_entry("sm90a_dgrad_3d_tf32_tf32_f32_f32_64x32x16_s3_c1x1_gather");
+    convcat_problem q = unit_problem(CONVCAT_DGRAD, 3, CONVCAT_TF32, CONVCAT_F32);
+    q.n = 1, q.d = q.h = q.w = 2048, q.c = q.k = 4, q.t = q.r = q.s = 1;
+    memset(q.pad_lo, 0, sizeof q.pad_lo);
+    memset(q.pad_hi, 0, sizeof q.pad_hi);
+    q.stride[0] = q.stride[1] = q.stride[2] = 2048;   /* 2^33 phases: an int product wraps to 0 */
+    REFUSE(g3, q, NULL);
+    cvc_view v;
+    char why[192];
+    UNIT_ASSERT_STATUS(cvc_view_make(&q, &v, why, sizeof why), CONVCAT_OK);
+    CU_ASSERT_TRUE(v.phases > 4096);
+}
+
 /* A direct kernel runs depthwise problems (groups = C, K = C * mult) of its op, strided or not,
  * and refuses any other grouping. */
 static void test_direct_runs_depthwise_problems(void)
@@ -1394,6 +1425,7 @@ int main(void)
         {"GEMM K iterations fit 32 bits", test_gemm_k_iterations_fit_32_bits},
         {"TMA coordinates and channels fit 32 bits", test_tma_coordinates_and_channels_fit_32_bits},
         {"pointer-family channels fit 32 bits", test_pointer_family_channels_fit_32_bits},
+        {"dgrad stride phases are bounded", test_dgrad_stride_phases_are_bounded},
         {"pointer family index fields", test_pointer_family_index_fields},
         {"gather runs any groups and channels", test_gather_runs_any_groups_and_channels},
         {"gather coordinates below 2^29", test_gather_coordinates_below_2_29},

@@ -14,6 +14,9 @@
 
 static const char *const axis_name[3] = {"D", "H", "W"};
 
+/* The most stride phases a strided dgrad may have (64 x 64). */
+#define CVC_MAX_PHASES 4096
+
 #define REFUSE(r, ...)                               \
     do {                                             \
         cvc_say(why, n, __VA_ARGS__);                \
@@ -182,6 +185,12 @@ convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why,
     convcat_status st = check_groups(e, v, why, n, rule);
     if (st != CONVCAT_OK)
         return st;
+    /* A strided dgrad is a launch per stride phase (each residue of the strides with dx pixels):
+     * bounded, so that planning and the time model stay small (the bench networks have at most 256). */
+    if (k->op == CONVCAT_DGRAD && v->phases > CVC_MAX_PHASES)
+        REFUSE(CVC_RULE_STRIDE, "strides (%d, %d, %d) over dx of %d x %d x %d: %s%d stride phases, a launch each; at "
+               "most %d are run", p->stride[0], p->stride[1], p->stride[2], p->d, p->h, p->w,
+               v->phases == INT32_MAX ? "at least " : "", v->phases, CVC_MAX_PHASES);
     /* Every family counts channels in int: a channel loop (c += tile K), a tile's columns (its first
      * column + its offset), a direct block's channels (its first + a lane's) pass C and K by up to a
      * tile. */
