@@ -368,6 +368,25 @@ static void test_crc32_is_zlibs(void)
 
 /* ---- damaged copies ----------------------------------------------------------------- */
 
+/* A FIFO (or any file that is not regular) is refused at once: opening it never waits for a writer. */
+static void test_a_fifo_is_refused_without_waiting(void)
+{
+    char dir[] = "/tmp/convcat-test-catalog-XXXXXX", fifo[64];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+    convcat_catalog *c = NULL;
+    alarm(20);   /* a hang fails the test instead of the suite's timeout */
+    UNIT_ASSERT_STATUS(convcat_open(fifo, &c), CONVCAT_ERR_IO);
+    alarm(0);
+    UNIT_ASSERT_MENTIONS(convcat_last_error(), "is not a regular file");
+    CU_ASSERT_PTR_NULL(c);
+    UNIT_ASSERT_STATUS(convcat_open("/dev/null", &c), CONVCAT_ERR_IO);
+    UNIT_ASSERT_MENTIONS(convcat_last_error(), "is not a regular file");
+    unlink(fifo);
+    rmdir(dir);
+}
+
 static void test_truncated_catalogs_are_corrupt(void)
 {
     const uint64_t blobs = HD_GET(orig, BLOBS_OFFSET);
@@ -1042,6 +1061,7 @@ int main(void)
         {"launch fields are range-checked", test_launch_fields_are_range_checked},
         {"derived fields are range-checked", test_derived_fields_are_range_checked},
         {"group channel mask is range-checked", test_group_channel_mask_is_range_checked},
+        {"a FIFO is refused without waiting", test_a_fifo_is_refused_without_waiting},
         {"unsorted or duplicate keys are corrupt", test_unsorted_or_duplicate_keys_are_corrupt},
         {"blobs outside the file are corrupt", test_blobs_outside_the_file_are_corrupt},
         {"nonzero reserved bytes are corrupt", test_nonzero_reserved_bytes_are_corrupt},

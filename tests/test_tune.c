@@ -363,6 +363,23 @@ static void test_a_large_file_loads_in_linear_time(void)
     unlink(path);
 }
 
+/* A FIFO as the cache file: ignored with a warning at once, never waiting for a writer. */
+static void test_a_fifo_is_ignored_without_waiting(void)
+{
+    char fifo[300];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+    convcat_tune_cache *c = NULL;
+    char warning[256] = "";
+    alarm(20);   /* a hang fails the test instead of the suite's timeout */
+    UNIT_ASSERT_STATUS(convcat_tune_cache_load(fifo, &c, warning, sizeof warning), CONVCAT_OK);
+    alarm(0);
+    UNIT_ASSERT_MENTIONS(warning, "not a regular file");
+    CU_ASSERT_EQUAL(convcat_tune_cache_count(c), 0);
+    convcat_tune_cache_free(c);
+    unlink(fifo);
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -375,6 +392,7 @@ int main(void)
         {"times keep full precision", test_times_keep_full_precision},
         {"saves never follow a planted link", test_saves_never_follow_a_planted_link},
         {"a large file loads in linear time", test_a_large_file_loads_in_linear_time},
+        {"a FIFO is ignored without waiting", test_a_fifo_is_ignored_without_waiting},
         CU_TEST_INFO_NULL,
     };
     return unit_main("tune", tests, setup, teardown);

@@ -254,7 +254,9 @@ convcat_status convcat_open(const char *path, convcat_catalog **out)
     if (!path || !out)
         return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_open: path and catalog_out must not be NULL");
     *out = NULL;
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO (or a device) opens at once instead of waiting for a writer, and is then
+     * refused as not a regular file; on a regular file the flag means nothing. */
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return cvc_fail(CONVCAT_ERR_IO, "cannot open catalog %s: %s", path, strerror(errno));
     struct stat sb;

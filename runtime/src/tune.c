@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "driver.h"
@@ -348,10 +349,20 @@ convcat_status convcat_tune_cache_load(const char *path, convcat_tune_cache **ou
     convcat_tune_cache *c = *out = cvc_tune_cache_new();
     if (!c)
         return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory making a tune cache");
-    FILE *f = fopen(path, "r");
-    if (!f) {
+    /* O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, and is then ignored. */
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
         if (errno != ENOENT)
             cvc_say(warning, warning_size, "tune cache %s ignored: %s", path, strerror(errno));
+        return CONVCAT_OK;
+    }
+    struct stat sb;
+    const bool regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+    FILE *f = regular ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        cvc_say(warning, warning_size, "tune cache %s ignored: %s", path,
+                regular ? strerror(errno) : "not a regular file");
+        close(fd);
         return CONVCAT_OK;
     }
     char why[192];
