@@ -528,6 +528,15 @@ static void test_halo_rules(void)
     ACCEPT(e, q);
     q.r = q.s = 1, q.pad_lo[1] = q.pad_lo[2] = q.pad_hi[1] = q.pad_hi[2] = 0;
     ACCEPT(e, q);
+    /* The reach (R - 1) * dilation past an int: 3 * 715827883 wraps to -2147483647 in 32 bits, which
+     * passed "reaches at most 2" (issue 20's problem, from `convcat query`). */
+    convcat_problem o = p;
+    o.n = 1, o.h = 147483650, o.w = 1, o.c = 8, o.k = 64, o.r = 4, o.s = 1;
+    memset(o.pad_lo, 0, sizeof o.pad_lo);
+    memset(o.pad_hi, 0, sizeof o.pad_hi);
+    o.pad_lo[1] = o.pad_hi[1] = 1000000000;
+    o.dilation[1] = 715827883;
+    REFUSE(e, o, "reaches 2147483649 x 0 pixels past an output block");
     /* Other kernels take strided problems. */
     const cvc_entry swap = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_256x64x64_s5_c1x1_swap");
     q = p;
