@@ -24,8 +24,9 @@
  * never takes them: the next tune on each device measures again.  A file
  * that breaks the grammar anywhere is ignored whole, with a warning: a cache
  * is only an optimisation, and half-trusting a damaged one would be worse
- * than none.  Times are written with 17 significant digits, so a save and a
- * load give back the same double.
+ * than none.  Times are written with six decimals where those give back the
+ * same double and with 17 significant digits otherwise: a save and a load give
+ * back the time bit for bit.
  *
  * A save writes a temporary file of a name no other save of this or any
  * process uses at that moment (PATH.tmp.PID.SEQ, created with O_EXCL and
@@ -327,6 +328,15 @@ bool cvc_tune_cache_read(convcat_tune_cache *c, FILE *f, char *why, size_t why_s
     return ok;
 }
 
+/* A time as the file spells it: six decimals where they give back the same double (the form files
+ * have always had), else 17 significant digits (1e-7 ms is not 0.000000). */
+static void time_text(double ms, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.6f", ms);
+    if (strtod(buf, NULL) != ms)
+        snprintf(buf, n, "%.17g", ms);
+}
+
 bool cvc_tune_cache_write(const convcat_tune_cache *cache, FILE *f)
 {
     convcat_tune_cache *c = (convcat_tune_cache *)cache;   /* the lock only */
@@ -334,8 +344,10 @@ bool cvc_tune_cache_write(const convcat_tune_cache *cache, FILE *f)
     bool bad = fprintf(f, "%s\n", CACHE_HEADER) < 0;
     for (size_t i = 0; i < c->count && !bad; ++i) {
         const tune_row *r = &c->rows[i];
-        bad = fprintf(f, "%08x %s %d %s %s %.17g %s\n", r->catalog_id, convcat_arch_name(r->arch), r->sms,
-                      r->device[0] ? r->device : "-", r->key, r->ms, r->problem) < 0;
+        char ms[32];
+        time_text(r->ms, ms, sizeof ms);
+        bad = fprintf(f, "%08x %s %d %s %s %s %s\n", r->catalog_id, convcat_arch_name(r->arch), r->sms,
+                      r->device[0] ? r->device : "-", r->key, ms, r->problem) < 0;
     }
     pthread_mutex_unlock(&c->lock);
     return !bad;
