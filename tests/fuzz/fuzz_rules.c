@@ -96,7 +96,7 @@ static void decode(reader *r, convcat_problem *p, int *sms)
             p->stride[a] = p->dilation[a] = 1;
         }
     }
-    if (flags & 8) {   /* no padding, unit stride and dilation past the first axes' */
+    if (flags & 8) {   /* no negative padding */
         for (int a = 0; a < 3; ++a) {
             if (p->pad_lo[a] < 0)
                 p->pad_lo[a] = 0;
