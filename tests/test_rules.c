@@ -1275,7 +1275,8 @@ static void test_tma_coordinates_and_channels_fit_32_bits(void)
     k.n = 1, k.h = 1, k.w = 4, k.c = 8, k.r = k.s = 1;
     memset(k.pad_lo, 0, sizeof k.pad_lo);
     memset(k.pad_hi, 0, sizeof k.pad_hi);
-    BOTH(n160, k, k, INT32_MAX - 7 - 160, INT32_MAX - 7, "K = 2147483640: the kernel's 32-bit channel counters step up to 160");
+    BOTH(n160, k, k, INT32_MAX - 7 - 160, INT32_MAX - 7,
+         "K = 2147483640: the kernel's 32-bit channel counters step up to 160");
 }
 
 static void test_gemm_k_iterations_fit_32_bits(void)

@@ -237,7 +237,8 @@ typedef struct convcat_candidate {
  * Rank the catalog's entries for `problem`: every entry of `arch`
  * (CONVCAT_ARCH_ANY: all) in `out`, runnable ones first, fastest predicted
  * first, then the rest with their reasons.  `sm_count` sizes the heuristic's
- * machine (0 or negative: 132, an H200; more than 4096: CONVCAT_ERR_INVALID_ARGUMENT).  `*count_out` is the number of rows written
+ * machine (0 or negative: 132, an H200; more than 4096:
+ * CONVCAT_ERR_INVALID_ARGUMENT).  `*count_out` is the number of rows written
  * (at most `capacity`); `*ok_out` (may be NULL) the number that can run.
  */
 CONVCAT_API convcat_status convcat_query(const convcat_catalog *catalog,

@@ -195,7 +195,7 @@ convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why,
      * column + its offset), a direct block's channels (its first + a lane's) pass C and K by up to a
      * tile. */
     const int span_m = k->tile_m * k->cluster_m, span_n = k->tile_n * k->cluster_n;
-    const int tile = span_m > span_n ? (span_m > k->tile_k ? span_m : k->tile_k) : (span_n > k->tile_k ? span_n : k->tile_k);
+    const int span_mn = span_m > span_n ? span_m : span_n, tile = span_mn > k->tile_k ? span_mn : k->tile_k;
     if ((int64_t)p->c + tile > INT32_MAX || (int64_t)p->k + tile > INT32_MAX)
         REFUSE(CVC_RULE_INDEX, "C = %d, K = %d: the kernel's 32-bit channel counters step up to %d past them", p->c,
                p->k, tile);
