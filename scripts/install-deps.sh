@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what building and testing convcat needs, where it is missing:
-# Debian packages (ninja, CUnit, pkg-config, and cmake for the install test's
-# find_package project) and Python packages (meson,
+# Debian packages (ninja, CUnit, pkg-config, cmake for the install test's
+# find_package project, clang and libFuzzer for the fuzz harnesses) and Python packages (meson,
 # Jinja2, and cuobjdump/nvdisasm for the static SASS checks).  The CUDA
 # toolkit (nvcc 12.8+, 13.0 tested) must already be installed.
 set -euo pipefail
@@ -11,6 +11,9 @@ command -v ninja >/dev/null || need_apt+=(ninja-build)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v cmake >/dev/null || need_apt+=(cmake)
 [ -f /usr/include/CUnit/Basic.h ] || need_apt+=(libcunit1-dev)
+# clang with libFuzzer (Debian: libclang-rt-dev) for the fuzz harnesses (-Dfuzz=true).
+echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }' |
+    clang -x c -fsanitize=fuzzer,address,undefined -o /dev/null - 2>/dev/null || need_apt+=(clang libclang-rt-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
     SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
     $SUDO apt-get update -qq

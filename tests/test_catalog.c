@@ -368,6 +368,25 @@ static void test_crc32_is_zlibs(void)
 
 /* ---- damaged copies ----------------------------------------------------------------- */
 
+/* A FIFO (or any file that is not regular) is refused at once: opening it never waits for a writer. */
+static void test_a_fifo_is_refused_without_waiting(void)
+{
+    char dir[] = "/tmp/convcat-test-catalog-XXXXXX", fifo[64];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+    convcat_catalog *c = NULL;
+    alarm(20);   /* a hang fails the test instead of the suite's timeout */
+    UNIT_ASSERT_STATUS(convcat_open(fifo, &c), CONVCAT_ERR_IO);
+    alarm(0);
+    UNIT_ASSERT_MENTIONS(convcat_last_error(), "is not a regular file");
+    CU_ASSERT_PTR_NULL(c);
+    UNIT_ASSERT_STATUS(convcat_open("/dev/null", &c), CONVCAT_ERR_IO);
+    UNIT_ASSERT_MENTIONS(convcat_last_error(), "is not a regular file");
+    unlink(fifo);
+    rmdir(dir);
+}
+
 static void test_truncated_catalogs_are_corrupt(void)
 {
     const uint64_t blobs = HD_GET(orig, BLOBS_OFFSET);
@@ -671,6 +690,31 @@ static void test_derived_fields_are_range_checked(void)
         REFUSE_THEN_OPEN(f, w, GROUPS_MODE, CVC_GROUPS_ANY, CVC_GROUPS_NONE, "pointer-family group support");
     expect_open(f, CONVCAT_OK, NULL);
     CU_ASSERT_EQUAL(memcmp(f, orig, orig_size), 0);   /* every surgery undone */
+    free(f);
+}
+
+/* The channel counts a diagonal-group wgrad takes (bit i: 2^i channels a group) are powers of two
+ * up to a tile's 256, and a diagonal entry has at least one.  A mask of every bit made the refusal that
+ * lists them overrun its buffer (found by tests/fuzz/fuzz_catalog). */
+static void test_group_channel_mask_is_range_checked(void)
+{
+    uint8_t *f = copy_of_catalog();
+    size_t dg = SIZE_MAX;
+    for (size_t i = 0; i < count_of(orig) && dg == SIZE_MAX; ++i)
+        if (IX_GET(record(orig, i), GROUPS_MODE) == CVC_GROUPS_DIAGONAL)
+            dg = i;
+    const size_t t = find_entry(orig, CVC_FAMILY_TMA, CONVCAT_COOP, "_fprop_");
+    CU_ASSERT_FATAL(dg != SIZE_MAX && t != SIZE_MAX);   /* the ci and default catalogs hold grouped wgrad */
+    const uint64_t mask = IX_GET(record(orig, dg), GROUP_C_MASK);
+    CU_ASSERT_TRUE(mask != 0 && mask < 512);
+    const char *says = "group channel mask";
+    REFUSE_THEN_OPEN(f, dg, GROUP_C_MASK, UINT32_MAX, mask, says);
+    REFUSE_THEN_OPEN(f, dg, GROUP_C_MASK, UINT32_C(0x80000000), 1, says);
+    REFUSE_THEN_OPEN(f, dg, GROUP_C_MASK, 512, 256, says);
+    REFUSE_THEN_OPEN(f, dg, GROUP_C_MASK, 0, mask, says);   /* diagonal groups of no channel count */
+    REFUSE_THEN_OPEN(f, t, GROUP_C_MASK, UINT32_MAX, 0, says);   /* any entry: the mask is in range */
+    expect_open(f, CONVCAT_OK, NULL);
+    CU_ASSERT_EQUAL(memcmp(f, orig, orig_size), 0);
     free(f);
 }
 
@@ -1017,6 +1061,8 @@ int main(void)
         {"dynamic cluster shapes are checked at open", test_dynamic_cluster_shapes_are_checked_at_open},
         {"launch fields are range-checked", test_launch_fields_are_range_checked},
         {"derived fields are range-checked", test_derived_fields_are_range_checked},
+        {"group channel mask is range-checked", test_group_channel_mask_is_range_checked},
+        {"a FIFO is refused without waiting", test_a_fifo_is_refused_without_waiting},
         {"unsorted or duplicate keys are corrupt", test_unsorted_or_duplicate_keys_are_corrupt},
         {"blobs outside the file are corrupt", test_blobs_outside_the_file_are_corrupt},
         {"nonzero reserved bytes are corrupt", test_nonzero_reserved_bytes_are_corrupt},

@@ -210,6 +210,36 @@ class ExitCodes(unittest.TestCase):
         self.bad("query", "--out_type", "tf32", says="tf32 is a math mode")
         self.bad("run", "auto", "--n", "0", says="extents must be >= 1")
 
+    def test_catalog_option_needs_a_path(self):
+        r = run("--catalog", catalog=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--catalog needs a path", r.stderr)
+        for args in (["--catalog", "", "list"], ["--catalog=", "list"], ["list", "--catalog", ""]):
+            r = run(*args, catalog=False)
+            self.assertEqual(r.returncode, 2, f"{args}: {r.stdout} {r.stderr}")
+            self.assertIn("--catalog needs a path, not an empty string", r.stderr)
+        r = run("list", "--catalog", catalog=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--catalog needs a value", r.stderr)
+
+    def test_alpha_and_beta_must_be_finite_floats(self):
+        for flag in ("--alpha", "--beta"):
+            for val in ("1e999", "-1e999", "inf", "-inf", "nan", "1e39", "", "1x"):
+                self.bad("run", "auto", flag, val, says=f"{flag} needs a finite number")
+
+    def test_a_fifo_as_the_catalog_does_not_hang(self):
+        with tempfile.TemporaryDirectory() as d:
+            fifo = os.path.join(d, "catalog")
+            os.mkfifo(fifo)
+            # No writer ever opens it: opening it for reading must not wait for one.
+            r = subprocess.run([CLI, "--catalog", fifo, "list"], capture_output=True, text=True, timeout=20)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("is not a regular file", r.stderr)
+            r = subprocess.run([CLI, "list"], capture_output=True, text=True, timeout=20,
+                               env=dict(os.environ, CONVCAT_CATALOG=fifo))
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("not a regular file", r.stderr)
+
     def test_integers_to_the_full_int_range(self):
         r = run("query", "--n", "2147483647", "--json")   # valid as an int; a problem no kernel runs, or one
         self.assertIn(r.returncode, (0, 1), r.stderr)

@@ -7,6 +7,7 @@
  * problem (same op, dims and types) first, the rule refusing most of them first.
  */
 #include <dlfcn.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 
@@ -433,6 +434,14 @@ static void test_any_sm_count(void)
         ++priced;
     }
     CU_ASSERT_TRUE(priced > 0);
+    /* Past 4096 SMs the model's int products (8 * SMs reduction grids) would overflow: refused. */
+    UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 4096, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
+    const int too_many[] = {4097, 1 << 30, INT_MAX};
+    for (size_t i = 0; i < CVC_ARRAY_LEN(too_many); ++i) {
+        UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, too_many[i], rows, MAX_ROWS, &count, &ok),
+                           CONVCAT_ERR_INVALID_ARGUMENT);
+        UNIT_ASSERT_MENTIONS(convcat_last_error(), "SMs the model sizes");
+    }
 }
 
 /* The model: more work takes longer; nothing beats one pass through DRAM; bad problems never rank. */

@@ -528,6 +528,15 @@ static void test_halo_rules(void)
     ACCEPT(e, q);
     q.r = q.s = 1, q.pad_lo[1] = q.pad_lo[2] = q.pad_hi[1] = q.pad_hi[2] = 0;
     ACCEPT(e, q);
+    /* The reach (R - 1) * dilation past an int: 3 * 715827883 wraps to -2147483647 in 32 bits, which
+     * passed "reaches at most 2" (issue 20's problem, from `convcat query`). */
+    convcat_problem o = p;
+    o.n = 1, o.h = 147483650, o.w = 1, o.c = 8, o.k = 64, o.r = 4, o.s = 1;
+    memset(o.pad_lo, 0, sizeof o.pad_lo);
+    memset(o.pad_hi, 0, sizeof o.pad_hi);
+    o.pad_lo[1] = o.pad_hi[1] = 1000000000;
+    o.dilation[1] = 715827883;
+    REFUSE(e, o, "reaches 2147483649 x 0 pixels past an output block");
     /* Other kernels take strided problems. */
     const cvc_entry swap = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_256x64x64_s5_c1x1_swap");
     q = p;
@@ -697,8 +706,9 @@ static void test_im2col_offset_ranges_per_rank(void)
     offsets_of_axis(&e3, 3, 2, -16, 31);
 }
 
-/* A reach (taps - 1) * dilation beyond an int, with padding to fit it: refused by the
- * corner rule, computed without overflow (the sanitizer build checks the latter). */
+/* A reach (taps - 1) * dilation beyond an int, with padding to fit it: refused (the padded
+ * input is past 32-bit coordinates), computed without overflow (the sanitizer build checks
+ * the latter). */
 static void test_filter_reach_beyond_int_is_refused(void)
 {
     const cvc_entry e1 = unit_entry(E1_KEY);
@@ -710,12 +720,12 @@ static void test_filter_reach_beyond_int_is_refused(void)
     int q = 0;
     UNIT_ASSERT_STATUS(convcat_problem_output(&p, NULL, NULL, &q), CONVCAT_OK);
     CU_ASSERT_EQUAL(q, 2);
-    REFUSE(e1, p, "im2col corner along W (lower 0, upper -2147483645)");
+    REFUSE(e1, p, "the input along W padded by 0 + 2147483647 is 4294967294 pixels");
     p.pad_lo[2] = INT_MAX;        /* the same reach from the other side: upper = 0 - reach < INT_MIN */
     p.pad_hi[2] = 0;
     UNIT_ASSERT_STATUS(convcat_problem_output(&p, NULL, NULL, &q), CONVCAT_OK);
     CU_ASSERT_EQUAL(q, 2);
-    REFUSE(e1, p, "im2col corner along W (lower -2147483647, upper -2147483648)");
+    REFUSE(e1, p, "the input along W padded by 2147483647 + 0 is 4294967294 pixels");
 }
 
 /* ---- TMA: the descriptors' own limits, reached through entries and problems ------------------------- */
@@ -765,12 +775,12 @@ static void test_tensor_past_2_64_bytes_is_refused(void)
 {
     const cvc_entry e3 = unit_entry(E3_KEY);
     convcat_problem p = p3();
-    p.n = 1, p.h = 17, p.w = 15, p.c = INT_MAX - 7, p.k = 8;
+    p.n = 1, p.h = 17, p.w = 15, p.c = INT_MAX - 7 - 256, p.k = 8;   /* a tile of 256 short of 2^31 */
     p.t = p.r = p.s = 1;
     memset(p.pad_lo, 0, sizeof p.pad_lo);
     memset(p.pad_hi, 0, sizeof p.pad_hi);
     p.stride[0] = p.stride[1] = p.stride[2] = 8;
-    BOTH(e3, p, d, 1, 16843010, "activations: byte stride");
+    BOTH(e3, p, d, 1, 16843012, "activations: byte stride");
 }
 
 /* ---- the gather and direct families ---------------------------------------------------------- */
@@ -891,6 +901,57 @@ static void test_gather_coordinates_below_2_29(void)
     BOTH(w, q, w, (1 << 29) - 1, 1 << 29, says);
     q.w = 1 << 20;
     BOTH(w, q, pad_hi[2], (1 << 28), 1 << 29, "padding or filter reach along W");
+}
+
+/* Channel counters of the pointer families are ints too: a direct block's channels k0 + lane*vec and
+ * a gather tile's columns pass C and K by up to a tile (a depthwise C = 2^31 - 8 was accepted). */
+static void test_pointer_family_channels_fit_32_bits(void)
+{
+    const char *says = "the kernel's 32-bit channel counters step up to 64";
+    const cvc_entry d = unit_entry(D_1D);   /* tile K 64 */
+    convcat_problem p = unit_problem(CONVCAT_FPROP, 1, CONVCAT_BF16, CONVCAT_BF16);
+    p.n = 1, p.w = 4, p.s = 1, p.pad_lo[2] = p.pad_hi[2] = 0;
+    p.c = p.k = p.groups = INT32_MAX - 7 - 64;
+    ACCEPT(d, p);
+    p.c = p.k = p.groups = INT32_MAX - 7;
+    REFUSE(d, p, says);
+    const cvc_entry g = unit_entry(G_FPROP);   /* tile 128 x 64 x 32 */
+    convcat_problem q = p2();
+    q.n = 1, q.h = 1, q.w = 4, q.c = 8, q.r = q.s = 1;
+    memset(q.pad_lo, 0, sizeof q.pad_lo);
+    memset(q.pad_hi, 0, sizeof q.pad_hi);
+    BOTH(g, q, k, INT32_MAX - 7 - 128, INT32_MAX - 7, "the kernel's 32-bit channel counters step up to 128");
+}
+
+/* A strided dgrad runs a launch per stride phase: at most 4096 phases (64 x 64; the bench networks
+ * have at most 256).  A gather dgrad of strides (4096, 4096) was accepted and its time model
+ * allocated 17 GB of launches (found by tests/fuzz/fuzz_rules); in 3D the phase count, a product
+ * of three ints, wrapped. */
+static void test_dgrad_stride_phases_are_bounded(void)
+{
+    const cvc_entry g = unit_entry(G_DGRAD);
+    convcat_problem p = unit_problem(CONVCAT_DGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.n = 1, p.h = p.w = 128, p.c = p.k = 8, p.r = p.s = 1;
+    memset(p.pad_lo, 0, sizeof p.pad_lo);
+    memset(p.pad_hi, 0, sizeof p.pad_hi);
+    p.stride[1] = p.stride[2] = 64;
+    ACCEPT(g, p);
+    BOTH(g, p, stride[2], 64, 65, "4160 stride phases");
+    p.stride[1] = p.stride[2] = 4096;   /* 128 x 128 phases: one a pixel */
+    REFUSE(g, p, "16384 stride phases");
+    p.h = p.w = 1;   /* phases with pixels only: 1 */
+    ACCEPT(g, p);
+    const cvc_entry g3 = unit_entry("sm90a_dgrad_3d_tf32_tf32_f32_f32_64x32x16_s3_c1x1_gather");
+    convcat_problem q = unit_problem(CONVCAT_DGRAD, 3, CONVCAT_TF32, CONVCAT_F32);
+    q.n = 1, q.d = q.h = q.w = 2048, q.c = q.k = 4, q.t = q.r = q.s = 1;
+    memset(q.pad_lo, 0, sizeof q.pad_lo);
+    memset(q.pad_hi, 0, sizeof q.pad_hi);
+    q.stride[0] = q.stride[1] = q.stride[2] = 2048;   /* 2^33 phases: an int product wraps to 0 */
+    REFUSE(g3, q, NULL);
+    cvc_view v;
+    char why[192];
+    UNIT_ASSERT_STATUS(cvc_view_make(&q, &v, why, sizeof why), CONVCAT_OK);
+    CU_ASSERT_TRUE(v.phases > 4096);
 }
 
 /* A direct kernel runs depthwise problems (groups = C, K = C * mult) of its op, strided or not,
@@ -1206,6 +1267,42 @@ static void test_output_extent_beyond_int_is_refused(void)
 }
 
 /* The kernel counts its K loop (taps x channel blocks) in an int32. */
+/* The TMA kernels' own int arithmetic: an input pixel's coordinate q*stride - pad + s*dilation
+ * (the padded input must fit 32 bits), the channel counter c += tile K and the epilogue column
+ * k0 + n (C and K a tile short of 2^31).  Problems past these were accepted and would have wrapped. */
+static void test_tma_coordinates_and_channels_fit_32_bits(void)
+{
+    const char *coords = "past the kernel's 32-bit coordinates";
+    const cvc_entry e1 = unit_entry(E1_KEY);   /* tiles 128 x 64 x 64, cluster 1x2: 128 of room */
+    convcat_problem p = p1();
+    p.n = 1, p.c = p.k = 8, p.s = 1;
+    p.pad_lo[2] = p.pad_hi[2] = 0;
+    p.w = INT32_MAX, p.stride[2] = 8;   /* Q = 2^28: q*8 stays below 2^31 */
+    BOTH(e1, p, pad_hi[2], 0, 1, coords);
+    BOTH(e1, p, pad_hi[2], 0, INT32_MAX, "the input along W padded by 0 + 2147483647 is 4294967294 pixels");
+    BOTH(e1, p, pad_lo[2], 0, 7, coords);
+    /* 2D: H = 2^31 - 1 with padding. */
+    const cvc_entry e2 = unit_entry(E2_KEY);
+    convcat_problem q = p2();
+    q.n = 1, q.w = 1, q.c = q.k = 8, q.r = q.s = 1;
+    memset(q.pad_lo, 0, sizeof q.pad_lo);
+    memset(q.pad_hi, 0, sizeof q.pad_hi);
+    q.h = INT32_MAX - 256, q.stride[1] = 2;
+    BOTH(e2, q, pad_lo[1], 0, 257, "the input along H padded by 257 + 0");
+    /* Channels near 2^31: C on a 1D kernel (tile K loop), K on a tile-N-160 kernel (epilogue columns). */
+    convcat_problem c = p1();
+    c.n = 1, c.w = 4, c.s = 1, c.k = 8;
+    c.pad_lo[2] = c.pad_hi[2] = 0;
+    BOTH(e1, c, c, INT32_MAX - 7 - 128, INT32_MAX - 7, "the kernel's 32-bit channel counters step up to 128");
+    const cvc_entry n160 = unit_entry("sm90a_fprop_2d_f16_f16_f32_f16_128x160x64_s4_c1x1_coop");
+    convcat_problem k = problem(2, CONVCAT_F16, CONVCAT_F16);
+    k.n = 1, k.h = 1, k.w = 4, k.c = 8, k.r = k.s = 1;
+    memset(k.pad_lo, 0, sizeof k.pad_lo);
+    memset(k.pad_hi, 0, sizeof k.pad_hi);
+    BOTH(n160, k, k, INT32_MAX - 7 - 160, INT32_MAX - 7,
+         "K = 2147483640: the kernel's 32-bit channel counters step up to 160");
+}
+
 static void test_gemm_k_iterations_fit_32_bits(void)
 {
     const cvc_entry e1 = unit_entry(E1_KEY);
@@ -1360,6 +1457,9 @@ int main(void)
         {"output and flops of bad problems", test_output_and_flops_of_bad_problems},
         {"output extent beyond int is refused", test_output_extent_beyond_int_is_refused},
         {"GEMM K iterations fit 32 bits", test_gemm_k_iterations_fit_32_bits},
+        {"TMA coordinates and channels fit 32 bits", test_tma_coordinates_and_channels_fit_32_bits},
+        {"pointer-family channels fit 32 bits", test_pointer_family_channels_fit_32_bits},
+        {"dgrad stride phases are bounded", test_dgrad_stride_phases_are_bounded},
         {"pointer family index fields", test_pointer_family_index_fields},
         {"gather runs any groups and channels", test_gather_runs_any_groups_and_channels},
         {"gather coordinates below 2^29", test_gather_coordinates_below_2_29},

@@ -179,7 +179,17 @@ typedef struct convcat_entry_info {
     int groups_mode;
 } convcat_entry_info;
 
-/** Map and verify a catalog file (header, index, every code blob's checksum). */
+/**
+ * Map and verify a catalog file (header, index, every code blob's checksum).
+ * The file stays mapped until convcat_close and an entry's code is loaded
+ * from the mapping when the entry is first used (cuLibraryLoadData takes no
+ * length: the driver reads the fatbin by its header).  Replace a catalog
+ * that processes have open by renaming a new file over it: they keep the old
+ * one.  Rewriting the file in place changes the mapped pages: code read past
+ * a shorter file's end raises SIGBUS, and changed code is loaded without a
+ * second checksum.  A path that is not a regular file (a FIFO, a device) is
+ * refused at once, CONVCAT_ERR_IO.
+ */
 CONVCAT_API convcat_status convcat_open(const char *path, convcat_catalog **catalog_out);
 
 /** The same from a caller's buffer, which is copied. */
@@ -203,6 +213,14 @@ CONVCAT_API convcat_status convcat_find(const convcat_catalog *catalog, const ch
  * CONVCAT_ERR_UNSUPPORTED and the first rule it breaks, as a sentence, in
  * `why` (may be NULL).  Device limits (arch, shared memory, clusters) are
  * checked by convcat_plan_create, not here.
+ *
+ * Kernels index in 32 bits; the limits they keep, each a rule with a reason:
+ * output extents and GEMM extents (with a tile of room) below 2^31, C and K
+ * at least a tile (with its cluster) below 2^31; TMA kernels: every axis's
+ * padded input (extent + pad_lo + pad_hi) below 2^31, the im2col corner and
+ * offset ranges, traversal strides 1..8; gather and direct kernels: extents,
+ * padding and filter reach below 2^29; a strided dgrad at most 4096 stride
+ * phases (stride_d * stride_h * stride_w, counting the phases with pixels).
  */
 CONVCAT_API convcat_status convcat_check(const convcat_catalog *catalog, size_t index,
                                          const convcat_problem *problem, char *why, size_t why_size);
@@ -219,7 +237,8 @@ typedef struct convcat_candidate {
  * Rank the catalog's entries for `problem`: every entry of `arch`
  * (CONVCAT_ARCH_ANY: all) in `out`, runnable ones first, fastest predicted
  * first, then the rest with their reasons.  `sm_count` sizes the heuristic's
- * machine (0: 132, an H200).  `*count_out` is the number of rows written
+ * machine (0 or negative: 132, an H200; more than 4096:
+ * CONVCAT_ERR_INVALID_ARGUMENT).  `*count_out` is the number of rows written
  * (at most `capacity`); `*ok_out` (may be NULL) the number that can run.
  */
 CONVCAT_API convcat_status convcat_query(const convcat_catalog *catalog,

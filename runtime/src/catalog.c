@@ -111,6 +111,11 @@ static convcat_status check_derived(size_t i, const cvc_entry *e)
         if (e->family == CVC_FAMILY_GATHER && e->groups_mode != CVC_GROUPS_ANY)
             BAD("catalog entry %zu (%s): a gather kernel without any-group support", i, e->key);
     }
+    /* Diagonal groups take c = 2^i channels a group for the mask's bits, c dividing a tile (<= 256);
+     * other modes ignore the mask (the generator writes the space's for sm100a wgrad too). */
+    if (e->group_c_mask >> 9 || (e->groups_mode == CVC_GROUPS_DIAGONAL && e->group_c_mask == 0))
+        BAD("catalog entry %zu (%s): group channel mask 0x%x out of range for groups mode %d", i, e->key,
+            e->group_c_mask, e->groups_mode);
     return CONVCAT_OK;
 }
 
@@ -250,7 +255,9 @@ convcat_status convcat_open(const char *path, convcat_catalog **out)
     if (!path || !out)
         return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_open: path and catalog_out must not be NULL");
     *out = NULL;
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO (or a device) opens at once instead of waiting for a writer, and is then
+     * refused as not a regular file; on a regular file the flag means nothing. */
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return cvc_fail(CONVCAT_ERR_IO, "cannot open catalog %s: %s", path, strerror(errno));
     struct stat sb;

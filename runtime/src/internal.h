@@ -54,6 +54,9 @@ static inline void cvc_divider(uint32_t d, uint32_t m[2])
     m[1] = shift;
 }
 
+/* The most SMs the time model sizes a machine for (convcat_query's sm_count). */
+#define CVC_MAX_SM_COUNT 4096
+
 /* ---- keys (key.c) --------------------------------------------------------- */
 
 typedef struct cvc_key {

@@ -110,8 +110,17 @@ convcat_status cvc_view_make(const convcat_problem *p, cvc_view *v, char *why, s
     v->b_bytes = cvc_dtype_bytes(p->b_type);
     v->out_bytes = cvc_dtype_bytes(p->out_type);
     v->phases = 1;
-    if (p->op == CONVCAT_DGRAD)
-        v->phases = axis_phases(p->w, p->stride[2]) * axis_phases(p->h, p->stride[1]) * axis_phases(p->d, p->stride[0]);
+    if (p->op == CONVCAT_DGRAD) {   /* a product of three ints: in 64 bits, held at INT32_MAX past it */
+        int64_t phases = 1;
+        const int per_axis[3] = {axis_phases(p->w, p->stride[2]), axis_phases(p->h, p->stride[1]),
+                                 axis_phases(p->d, p->stride[0])};
+        for (int a = 0; a < 3; ++a) {
+            phases *= per_axis[a];
+            if (phases > INT32_MAX)
+                phases = INT32_MAX;
+        }
+        v->phases = (int)phases;
+    }
     switch (p->op) {
     case CONVCAT_DGRAD:   /* dx pixels x input channels, reduced over dy channels and taps */
         v->gemm = (cvc_gemm){.m = inpix, .n = p->c, .k = taps * p->k};

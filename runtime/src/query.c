@@ -263,6 +263,10 @@ convcat_status convcat_query(const convcat_catalog *cat, const convcat_problem *
         return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_query: NULL argument");
     if (arch != CONVCAT_ARCH_ANY && arch != CONVCAT_ARCH_SM90A && arch != CONVCAT_ARCH_SM100A)
         return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_query: %d is not a convcat_arch", (int)arch);
+    /* The model multiplies SM counts in int (waves, reduction grids): a machine of at most 4096. */
+    if (sm_count > CVC_MAX_SM_COUNT)
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_query: sm_count %d is more than the %d SMs the model "
+                        "sizes", sm_count, CVC_MAX_SM_COUNT);
     ranked *all = calloc(cat->count ? cat->count : 1, sizeof *all);
     if (!all)
         return cvc_fail(CONVCAT_ERR_NO_MEMORY, "convcat_query: out of memory");

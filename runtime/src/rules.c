@@ -14,6 +14,9 @@
 
 static const char *const axis_name[3] = {"D", "H", "W"};
 
+/* The most stride phases a strided dgrad may have (64 x 64). */
+#define CVC_MAX_PHASES 4096
+
 #define REFUSE(r, ...)                               \
     do {                                             \
         cvc_say(why, n, __VA_ARGS__);                \
@@ -77,10 +80,13 @@ static convcat_status check_groups(const cvc_entry *e, const cvc_view *v, char *
                    p->k, p->c);
         const bool pow2 = (v->cg & (v->cg - 1)) == 0;   /* cg >= 1; the mask has a bit per power of two */
         if (!pow2 || !(e->group_c_mask >> __builtin_ctz((unsigned)v->cg) & 1u)) {
-            char taken[64] = "", *at = taken;
-            for (int i = 0; i < 32; ++i)
-                if (e->group_c_mask >> i & 1u)
-                    at += snprintf(at, (size_t)(taken + sizeof taken - at), "%s%d", at == taken ? "" : ", ", 1 << i);
+            char taken[64] = "";   /* the catalog holds at most bits 0..8: "1, 2, ..., 256" */
+            size_t used = 0;
+            for (int i = 0; i < 32 && used < sizeof taken; ++i)
+                if (e->group_c_mask >> i & 1u) {
+                    const int w = snprintf(taken + used, sizeof taken - used, "%s%u", used ? ", " : "", 1u << i);
+                    used = w < 0 ? sizeof taken : used + (size_t)w;
+                }
             REFUSE(CVC_RULE_GROUPS, "C / groups = %d channels per group: this kernel's grouped wgrad takes %s",
                    v->cg, taken);
         }
@@ -121,6 +127,14 @@ static convcat_status tma_rules(const cvc_entry *e, const cvc_view *v, char *why
             REFUSE(CVC_RULE_FILTER, "filter %dx%d at dilation (%d, %d) reaches %lld x %lld pixels past an output "
                    "block: this halo kernel's input tile reaches %d", p->r, p->s, p->dilation[1], p->dilation[2],
                    (long long)v->reach[1], (long long)v->reach[2], e->halo_reach);
+    }
+    /* The kernel's own coordinates are ints: an input pixel q*stride - pad_lo + s*dilation lies in
+     * [-pad_lo, input + pad_hi), so the padded input must fit. */
+    for (int a = 3 - p->dims; a < 3; ++a) {
+        const int64_t padded = (int64_t)v->in[a] + p->pad_lo[a] + p->pad_hi[a];
+        if (padded > INT32_MAX)
+            REFUSE(CVC_RULE_INDEX, "the input along %s padded by %d + %d is %lld pixels: past the kernel's 32-bit "
+                   "coordinates", axis_name[a], p->pad_lo[a], p->pad_hi[a], (long long)padded);
     }
     /* 32-bit GEMM coordinates inside the kernel, with room for the last cluster's padding tiles. */
     const cvc_gemm *g = &v->gemm;
@@ -171,6 +185,20 @@ convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why,
     convcat_status st = check_groups(e, v, why, n, rule);
     if (st != CONVCAT_OK)
         return st;
+    /* A strided dgrad is a launch per stride phase (each residue of the strides with dx pixels):
+     * bounded, so that planning and the time model stay small (the bench networks have at most 256). */
+    if (k->op == CONVCAT_DGRAD && v->phases > CVC_MAX_PHASES)
+        REFUSE(CVC_RULE_STRIDE, "strides (%d, %d, %d) over dx of %d x %d x %d: %s%d stride phases, a launch each; at "
+               "most %d are run", p->stride[0], p->stride[1], p->stride[2], p->d, p->h, p->w,
+               v->phases == INT32_MAX ? "at least " : "", v->phases, CVC_MAX_PHASES);
+    /* Every family counts channels in int: a channel loop (c += tile K), a tile's columns (its first
+     * column + its offset), a direct block's channels (its first + a lane's) pass C and K by up to a
+     * tile. */
+    const int span_m = k->tile_m * k->cluster_m, span_n = k->tile_n * k->cluster_n;
+    const int span_mn = span_m > span_n ? span_m : span_n, tile = span_mn > k->tile_k ? span_mn : k->tile_k;
+    if ((int64_t)p->c + tile > INT32_MAX || (int64_t)p->k + tile > INT32_MAX)
+        REFUSE(CVC_RULE_INDEX, "C = %d, K = %d: the kernel's 32-bit channel counters step up to %d past them", p->c,
+               p->k, tile);
     if (e->family == CVC_FAMILY_DIRECT && p->groups != p->c)
         REFUSE(CVC_RULE_GROUPS, "groups = %d, C = %d: a depthwise kernel takes one channel per group "
                "(groups = C)", p->groups, p->c);

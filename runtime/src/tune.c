@@ -24,13 +24,24 @@
  * never takes them: the next tune on each device measures again.  A file
  * that breaks the grammar anywhere is ignored whole, with a warning: a cache
  * is only an optimisation, and half-trusting a damaged one would be worse
- * than none.
+ * than none.  Times are written with six decimals where those give back the
+ * same double and with 17 significant digits otherwise: a save and a load give
+ * back the time bit for bit.
+ *
+ * A save writes a temporary file of a name no other save of this or any
+ * process uses at that moment (PATH.tmp.PID.SEQ, created with O_EXCL and
+ * O_NOFOLLOW: never through a link someone planted) and renames it over
+ * PATH, so readers see the old file or the new one, never a mix.  Rows are
+ * found through a hash of their identity: loading n rows takes O(n).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "driver.h"
@@ -56,6 +67,8 @@ typedef struct tune_row {
 struct convcat_tune_cache {
     tune_row *rows;
     size_t count, cap;
+    size_t *slots;        /* open addressing over rows: row index + 1, 0 empty; nslots = 2 * cap */
+    size_t nslots;
     pthread_mutex_t lock;
 };
 
@@ -90,14 +103,45 @@ static void device_text(const char *name, char *buf, size_t n)
     buf[o] = '\0';
 }
 
+/* FNV-1a over a row's identity: catalog, arch, device, SM count, problem. */
+static size_t row_hash(uint32_t id, convcat_arch arch, const char *device, int sms, const char *problem)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    const uint32_t nums[3] = {id, (uint32_t)arch, (uint32_t)sms};
+    const unsigned char *b = (const unsigned char *)nums;
+    for (size_t i = 0; i < sizeof nums; ++i)
+        h = (h ^ b[i]) * UINT64_C(1099511628211);
+    for (const unsigned char *s = (const unsigned char *)device; *s; ++s)
+        h = (h ^ *s) * UINT64_C(1099511628211);
+    h = (h ^ 0xff) * UINT64_C(1099511628211);
+    for (const unsigned char *s = (const unsigned char *)problem; *s; ++s)
+        h = (h ^ *s) * UINT64_C(1099511628211);
+    return (size_t)(h ^ h >> 29);
+}
+
+/* The slot that holds the row of this identity, or the empty slot where it would go. */
+static size_t *find_slot(convcat_tune_cache *c, uint32_t id, convcat_arch arch, const char *device, int sms,
+                         const char *problem)
+{
+    const size_t mask = c->nslots - 1;
+    for (size_t i = row_hash(id, arch, device, sms, problem) & mask;; i = (i + 1) & mask) {
+        size_t *slot = &c->slots[i];
+        if (!*slot)
+            return slot;
+        const tune_row *r = &c->rows[*slot - 1];
+        if (r->catalog_id == id && r->arch == arch && r->sms == sms && strcmp(r->device, device) == 0 &&
+            strcmp(r->problem, problem) == 0)
+            return slot;
+    }
+}
+
 static tune_row *find_row(convcat_tune_cache *c, uint32_t id, convcat_arch arch, const char *device, int sms,
                           const char *problem)
 {
-    for (size_t i = 0; i < c->count; ++i)
-        if (c->rows[i].catalog_id == id && c->rows[i].arch == arch && c->rows[i].sms == sms &&
-            strcmp(c->rows[i].device, device) == 0 && strcmp(c->rows[i].problem, problem) == 0)
-            return &c->rows[i];
-    return NULL;
+    if (!c->nslots)
+        return NULL;
+    const size_t *slot = find_slot(c, id, arch, device, sms, problem);
+    return *slot ? &c->rows[*slot - 1] : NULL;
 }
 
 static convcat_status add_row(convcat_tune_cache *c, const tune_row *r)
@@ -107,16 +151,37 @@ static convcat_status add_row(convcat_tune_cache *c, const tune_row *r)
         *same = *r;
         return CONVCAT_OK;
     }
-    if (c->count == c->cap) {
+    if (c->count == c->cap) {   /* grow the rows and rebuild the slots, at most half full */
         const size_t cap = c->cap ? 2 * c->cap : 16;
         tune_row *rows = realloc(c->rows, cap * sizeof *rows);
-        if (!rows)
+        size_t *slots = calloc(2 * cap, sizeof *slots);
+        if (!rows || !slots) {
+            free(slots);
+            if (rows)
+                c->rows = rows;
             return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory growing the tune cache");
+        }
+        free(c->slots);
         c->rows = rows;
         c->cap = cap;
+        c->slots = slots;
+        c->nslots = 2 * cap;
+        for (size_t i = 0; i < c->count; ++i) {
+            const tune_row *o = &c->rows[i];
+            *find_slot(c, o->catalog_id, o->arch, o->device, o->sms, o->problem) = i + 1;
+        }
     }
-    c->rows[c->count++] = *r;
+    c->rows[c->count] = *r;
+    *find_slot(c, r->catalog_id, r->arch, r->device, r->sms, r->problem) = ++c->count;
     return CONVCAT_OK;
+}
+
+/* Every row gone (a damaged file's). */
+static void clear_rows(convcat_tune_cache *c)
+{
+    c->count = 0;
+    if (c->slots)
+        memset(c->slots, 0, c->nslots * sizeof *c->slots);
 }
 
 convcat_status cvc_tune_cache_put_device(convcat_tune_cache *c, uint32_t id, convcat_arch arch, const char *device,
@@ -210,7 +275,7 @@ static bool parse_line(char *line, int version, tune_row *r, char *why, size_t n
     return true;
 }
 
-static convcat_tune_cache *new_cache(void)
+convcat_tune_cache *cvc_tune_cache_new(void)
 {
     convcat_tune_cache *c = calloc(1, sizeof *c);
     if (c)
@@ -218,83 +283,139 @@ static convcat_tune_cache *new_cache(void)
     return c;
 }
 
-convcat_status convcat_tune_cache_load(const char *path, convcat_tune_cache **out, char *warning, size_t warning_size)
+bool cvc_tune_cache_read(convcat_tune_cache *c, FILE *f, char *why, size_t why_size)
 {
-    cvc_say(warning, warning_size, "%s", "");
-    if (!path || !out)
-        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_tune_cache_load: NULL argument");
-    convcat_tune_cache *c = *out = new_cache();
-    if (!c)
-        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory making a tune cache");
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        if (errno != ENOENT)
-            cvc_say(warning, warning_size, "tune cache %s ignored: %s", path, strerror(errno));
-        return CONVCAT_OK;
-    }
-    char line[512], why[192] = "";
+    char line[512];
     size_t no = 0;
     int version = 0;
     bool ok = true;
+    cvc_say(why, why_size, "%s", "");
     while (ok && fgets(line, sizeof line, f)) {
         ++no;
         const size_t len = strlen(line);
         if (len == 0 || line[len - 1] != '\n') {
-            cvc_say(why, sizeof why, "line %zu is too long or unterminated", no);
+            cvc_say(why, why_size, "line %zu is too long or unterminated", no);
             ok = false;
         } else if (no == 1) {
             line[len - 1] = '\0';
             version = strcmp(line, CACHE_HEADER) == 0 ? 2 : strcmp(line, CACHE_HEADER_V1) == 0 ? 1 : 0;
             if (!version) {
-                cvc_say(why, sizeof why, "line 1 is not '%s'", CACHE_HEADER);
+                cvc_say(why, why_size, "line 1 is not '%s'", CACHE_HEADER);
                 ok = false;
             }
         } else {
             tune_row r;
             char reason[160];
             if (!parse_line(line, version, &r, reason, sizeof reason)) {
-                cvc_say(why, sizeof why, "line %zu: %s", no, reason);
+                cvc_say(why, why_size, "line %zu: %s", no, reason);
                 ok = false;
             } else if (add_row(c, &r) != CONVCAT_OK) {
+                cvc_say(why, why_size, "line %zu: out of memory", no);
                 ok = false;
             }
         }
     }
     if (ok && ferror(f)) {
-        cvc_say(why, sizeof why, "read error");
+        cvc_say(why, why_size, "read error");
         ok = false;
     }
     if (ok && no == 0) {
-        cvc_say(why, sizeof why, "the file is empty");
+        cvc_say(why, why_size, "the file is empty");
         ok = false;
     }
-    fclose(f);
-    if (!ok) {
-        c->count = 0;
-        cvc_say(warning, warning_size, "tune cache %s ignored: %s", path, why);
+    if (!ok)
+        clear_rows(c);
+    return ok;
+}
+
+/* A time as the file spells it: six decimals where they give back the same double (the form files
+ * have always had), else 17 significant digits (1e-7 ms is not 0.000000). */
+static void time_text(double ms, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.6f", ms);
+    if (strtod(buf, NULL) != ms)
+        snprintf(buf, n, "%.17g", ms);
+}
+
+bool cvc_tune_cache_write(const convcat_tune_cache *cache, FILE *f)
+{
+    convcat_tune_cache *c = (convcat_tune_cache *)cache;   /* the lock only */
+    pthread_mutex_lock(&c->lock);
+    bool bad = fprintf(f, "%s\n", CACHE_HEADER) < 0;
+    for (size_t i = 0; i < c->count && !bad; ++i) {
+        const tune_row *r = &c->rows[i];
+        char ms[32];
+        time_text(r->ms, ms, sizeof ms);
+        bad = fprintf(f, "%08x %s %d %s %s %s %s\n", r->catalog_id, convcat_arch_name(r->arch), r->sms,
+                      r->device[0] ? r->device : "-", r->key, ms, r->problem) < 0;
     }
+    pthread_mutex_unlock(&c->lock);
+    return !bad;
+}
+
+convcat_status convcat_tune_cache_load(const char *path, convcat_tune_cache **out, char *warning, size_t warning_size)
+{
+    cvc_say(warning, warning_size, "%s", "");
+    if (!path || !out)
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_tune_cache_load: NULL argument");
+    convcat_tune_cache *c = *out = cvc_tune_cache_new();
+    if (!c)
+        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory making a tune cache");
+    /* O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, and is then ignored. */
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            cvc_say(warning, warning_size, "tune cache %s ignored: %s", path, strerror(errno));
+        return CONVCAT_OK;
+    }
+    struct stat sb;
+    const bool regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+    FILE *f = regular ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        cvc_say(warning, warning_size, "tune cache %s ignored: %s", path,
+                regular ? strerror(errno) : "not a regular file");
+        close(fd);
+        return CONVCAT_OK;
+    }
+    char why[192];
+    if (!cvc_tune_cache_read(c, f, why, sizeof why))
+        cvc_say(warning, warning_size, "tune cache %s ignored: %s", path, why);
+    fclose(f);
     return CONVCAT_OK;
+}
+
+/* A new file beside `path` that no other save uses, never through a link: PATH.tmp.PID.SEQ. */
+static int open_temporary(const char *path, char *tmp, size_t size)
+{
+    static atomic_uint seq;
+    for (int tries = 0; tries < 1000; ++tries) {
+        if (snprintf(tmp, size, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1)) >= (int)size) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        const int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    return -1;
 }
 
 convcat_status convcat_tune_cache_save(const convcat_tune_cache *cache, const char *path)
 {
     if (!cache || !path)
         return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_tune_cache_save: NULL argument");
-    convcat_tune_cache *c = (convcat_tune_cache *)cache;   /* the lock only */
     char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "tune cache path too long");
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return cvc_fail(CONVCAT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-    pthread_mutex_lock(&c->lock);
-    int bad = fprintf(f, "%s\n", CACHE_HEADER) < 0;
-    for (size_t i = 0; i < c->count && !bad; ++i) {
-        const tune_row *r = &c->rows[i];
-        bad = fprintf(f, "%08x %s %d %s %s %.6f %s\n", r->catalog_id, convcat_arch_name(r->arch), r->sms,
-                      r->device[0] ? r->device : "-", r->key, r->ms, r->problem) < 0;
+    const int fd = open_temporary(path, tmp, sizeof tmp);
+    if (fd < 0)
+        return cvc_fail(CONVCAT_ERR_IO, "cannot write a temporary file beside %s: %s", path, strerror(errno));
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        const int e = errno;
+        close(fd);
+        unlink(tmp);
+        return cvc_fail(CONVCAT_ERR_IO, "cannot write %s: %s", tmp, strerror(e));
     }
-    pthread_mutex_unlock(&c->lock);
+    bool bad = !cvc_tune_cache_write(cache, f);
     bad |= fclose(f) != 0;
     if (bad || rename(tmp, path) != 0) {
         const int e = errno;
@@ -306,7 +427,13 @@ convcat_status convcat_tune_cache_save(const convcat_tune_cache *cache, const ch
 
 size_t convcat_tune_cache_count(const convcat_tune_cache *cache)
 {
-    return cache ? cache->count : 0;
+    if (!cache)
+        return 0;
+    convcat_tune_cache *c = (convcat_tune_cache *)cache;   /* the lock only */
+    pthread_mutex_lock(&c->lock);
+    const size_t n = c->count;
+    pthread_mutex_unlock(&c->lock);
+    return n;
 }
 
 void convcat_tune_cache_free(convcat_tune_cache *cache)
@@ -314,6 +441,7 @@ void convcat_tune_cache_free(convcat_tune_cache *cache)
     if (!cache)
         return;
     pthread_mutex_destroy(&cache->lock);
+    free(cache->slots);
     free(cache->rows);
     free(cache);
 }

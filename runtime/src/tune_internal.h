@@ -2,6 +2,8 @@
 #ifndef CONVCAT_TUNE_INTERNAL_H
 #define CONVCAT_TUNE_INTERNAL_H
 
+#include <stdio.h>
+
 #include "internal.h"
 
 /* The device a tune cache row belongs to: its model name, as the driver
@@ -15,6 +17,14 @@ convcat_status cvc_tune_cache_put_device(convcat_tune_cache *c, uint32_t catalog
                                          double ms);
 bool cvc_tune_cache_get_device(convcat_tune_cache *c, uint32_t catalog_id, convcat_arch arch, const char *device,
                                int sms, const convcat_problem *p, char *key, size_t key_size, double *ms);
+
+/* An empty cache, or NULL when out of memory. */
+convcat_tune_cache *cvc_tune_cache_new(void);
+/* A cache file's rows from `f` into `c` (convcat_tune_cache_load's parser, also the fuzz harness's):
+ * false, `c` emptied and `why` saying which line, if the text breaks the grammar anywhere. */
+bool cvc_tune_cache_read(convcat_tune_cache *c, FILE *f, char *why, size_t why_size);
+/* The whole cache as a file's text, under the lock; false on a write error. */
+bool cvc_tune_cache_write(const convcat_tune_cache *c, FILE *f);
 
 /* The current context's device: arch, SM count and model name (CONVCAT_ERR_NO_DRIVER, NO_DEVICE). */
 convcat_status cvc_device_identity(convcat_arch *arch, int *sms, char *name, size_t name_size);

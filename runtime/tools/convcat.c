@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -306,6 +307,8 @@ static int set_flag(opts *o, int cmd, const char *flag, const char *val)
     }
     int v;
     if (strcmp(flag, "catalog") == 0) {
+        if (!*val)
+            return fail(2, "--catalog needs a path, not an empty string");
         if (o->ncatalogs == MAX_CATALOGS)
             return fail(2, "--catalog: at most %d catalogs", MAX_CATALOGS);
         o->catalogs[o->ncatalogs++] = val;
@@ -345,7 +348,7 @@ static int set_flag(opts *o, int cmd, const char *flag, const char *val)
         char *end;
         errno = 0;
         const float f = strtof(val, &end);
-        if (!*val || *end || errno == ERANGE)
+        if (!*val || *end || errno == ERANGE || !isfinite(f))   /* strtof takes "inf" and "nan" */
             return fail(2, "--%s needs a finite number, not '%s'", flag, val);
         *(flag[0] == 'a' ? &o->alpha : &o->beta) = f;
     } else if (strcmp(flag, "act") == 0 && (ok & F_RUN)) {
@@ -966,6 +969,8 @@ int main(int argc, char **argv)
             const char *val = argv[i][9] == '=' ? argv[i] + 10 : i + 1 < argc ? argv[++i] : NULL;
             if (!val)
                 return fail(2, "--catalog needs a path");
+            if (!*val)
+                return fail(2, "--catalog needs a path, not an empty string");
             if (o.ncatalogs == MAX_CATALOGS)
                 return fail(2, "--catalog: at most %d catalogs", MAX_CATALOGS);
             o.catalogs[o.ncatalogs++] = val;
