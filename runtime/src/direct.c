@@ -17,7 +17,7 @@
 #define SCALAR_FETCH 7.0              /* ... times this where inputs load one element at a time (multiplier
                                          > 1, or channels no whole vectors): wav2vec2's C = 1 stem, 1D
                                          filter 10 stride 5 to 512 filters, ran 1478 us on the H200 where
-                                         this model without it said 198 */
+                                         this model without it said 198 (its wgrad: 5026 us) */
 #define DRAM_BYTES_PER_US 4.3e6
 #define LAUNCH_US 2.0
 #define COORD_LIMIT (INT64_C(1) << 29)
@@ -205,7 +205,9 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
                                                                : (double)v->taps;
     const bool fast = e->k.op != CONVCAT_WGRAD && p->dilation[2] == 1 && (p->s == 3 || p->s == 5 || p->s == 7) &&
                       p->stride[2] <= 2 && !(e->k.op == CONVCAT_DGRAD && v->strided);
-    const bool vector = e->k.op == CONVCAT_WGRAD || (v->kg == 1 && load_vec(e, e->k.op == CONVCAT_DGRAD ? p->k : p->c) == e->block_vec);
+    /* Whole-vector loads: one filter a group and channels in whole vectors (wgrad: of x and dy). */
+    const bool vector = v->kg == 1 && load_vec(e, e->k.op == CONVCAT_DGRAD ? p->k : p->c) == e->block_vec &&
+                        (e->k.op != CONVCAT_WGRAD || load_vec(e, p->k) == e->block_vec);
     const double compute_us = outputs * taps * FMA_OVERHEAD * (fast ? 0.6 : 1.0) * (vector ? 1.0 : SCALAR_FETCH) /
                               (FMA_PER_SM_US * sms);
     /* The tensors once each; the input tiles' halos again (from L2, at half weight). */
