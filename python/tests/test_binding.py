@@ -462,7 +462,9 @@ class TestCatalog(unittest.TestCase):
 
     def test_depthwise_runs_on_the_direct_family(self):
         """groups == C (K = C and K = 2C), 3x3 and 7x7, stride 1 and 2: a direct kernel ranks first (on
-        these 8 x 28 x 28 x 32 activations; on tiny ones the time model may rank a gather kernel first)."""
+        these 8 x 28 x 28 x 32 activations; on tiny ones the time model may rank a gather kernel first),
+        except wgrad at K = 2C, whose direct kernel reads x an element at a time: a gather kernel
+        ranks first there, and a direct one still runs it."""
         for op in ("fprop", "dgrad", "wgrad"):
             for dt in ("f16", "bf16", "tf32"):
                 for r, stride, k in ((3, 1, 32), (3, 2, 32), (7, 1, 32), (7, 2, 64)):
@@ -472,7 +474,8 @@ class TestCatalog(unittest.TestCase):
                                          pad_lo=(0, r // 2, r // 2), stride=(1, stride, stride))
                         q, fams = self._families(p)
                         self.assertTrue(fams, q.why_none(p, self.cat.entries))
-                        self.assertEqual(fams[0], "direct")
+                        self.assertEqual(fams[0], "gather" if op == "wgrad" and k != 32 else "direct")
+                        self.assertIn("direct", fams)
                         for c in q.runnable:
                             if c.family == "direct":
                                 self.assertEqual(self.cat.entries[c.index].groups_mode, _capi.GROUPS_DEPTHWISE)
