@@ -455,6 +455,7 @@ static const grouped_shape any_groups_2d[] = {
     GK2(2, 11, 13, 64, 128, 8, 3, 3, 1, 1, 1),      /* c = 8, k = 16 */
     GK2(2, 12, 12, 96, 192, 4, 3, 3, 2, 1, 2),      /* c = 24, k = 48, dilation 2 */
     GK2(2, 9, 9, 128, 64, 2, 1, 1, 0, 1, 1),        /* c = 64, k = 32, 1x1 */
+    GK2(2, 8, 8, 16, 32, 4, 2, 2, 0, 2, 1),         /* c = 4, k = 8, 2x2 patches */
     GK2(2, 8, 9, 9, 15, 3, 3, 3, 1, 1, 1),          /* c = 3, k = 5 */
     GK2(2, 13, 11, 40, 60, 5, 5, 5, 2, 2, 1),       /* c = 8, k = 12, 5x5 stride 2 */
     GK2(8, 28, 28, 64, 64, 16, 3, 3, 1, 1, 1),      /* c = 4, long pixel reduction (wgrad splits) */
@@ -486,6 +487,10 @@ static const shape odd_channels_2d[] = {
     P2(2, 37, 35, 3, 64, 7, 7, 3, 3, 3, 3, 2, 2, 1, 1),       /* the ResNet stem: C = 3, 7x7 stride 2 */
     P2(2, 32, 32, 3, 96, 4, 4, 0, 0, 0, 0, 4, 4, 1, 1),       /* ConvNeXt's: 4x4 stride 4 */
     P2(2, 48, 48, 3, 64, 16, 16, 0, 0, 0, 0, 16, 16, 1, 1),   /* ViT's patches: 16x16 stride 16 */
+    P2(2, 12, 9, 5, 7, 3, 3, 0, 0, 0, 0, 3, 3, 1, 1),         /* patches of an odd row (S*C = 15) */
+    P2(2, 10, 10, 3, 5, 2, 2, 0, 0, 0, 0, 2, 2, 2, 2),        /* 2x2 stride 2, dilation 2: taps overlap */
+    {2, 1, 12, 8, 3, 8, 1, 4, 2, {0, 0, 0}, {0, 0, 0}, {1, 4, 2}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE},
+    /* ^ 4x2 patches, alpha and beta */
     P2(2, 11, 13, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),        /* C = 5, K = 3 */
     P2(2, 10, 10, 12, 45, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),      /* C = 12, K = 45 */
     P2(2, 9, 9, 45, 1, 3, 3, 1, 1, 1, 1, 2, 2, 1, 1),         /* C = 45, K = 1, stride 2 */
@@ -504,6 +509,7 @@ static const shape odd_channels_1d[] = {
     P1(2, 101, 3, 5, 3, 1, 1, 1, 1),         /* C = 3, K = 5 */
     P1(2, 64, 45, 12, 5, 2, 2, 2, 1),        /* C = 45, K = 12, stride 2 */
     P1(2, 99, 12, 1, 3, 2, 2, 1, 2),         /* K = 1, dilation 2 */
+    P1(2, 100, 1, 16, 5, 0, 0, 5, 1),        /* C = 1 patches: 5 taps, stride 5 */
 };
 
 static const shape odd_channels_3d[] = {
@@ -511,6 +517,7 @@ static const shape odd_channels_3d[] = {
     /* ^ S3D's stem: C = 3, 1x7x7, stride 1x2x2 */
     P3(2, 5, 7, 9, 5, 12, 3, 3, 3, 1, 1, 1),         /* C = 5, K = 12 */
     P3(2, 4, 6, 6, 45, 3, 1, 1, 1, 0, 1, 1),         /* C = 45, K = 3, 1x1x1 */
+    P3(2, 4, 6, 6, 4, 8, 2, 2, 2, 0, 2, 1),          /* C = 4 patches: 2x2x2, stride 2 */
 };
 
 /* ---- depthwise (the direct family; gather kernels run them too): groups = C -------------- */
@@ -1050,11 +1057,14 @@ static void test_every_depthwise_problem_ran_on_a_direct_kernel(void)
 /* Does `key` contain one of the comma-separated texts of `match`? */
 static int matches(const char *key, const char *match)
 {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", match);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-        if (strstr(key, t))
-            return 1;
+    for (const char *t = match; *t;) {   /* any length: a list of whole keys is a selection too */
+        const size_t n = strcspn(t, ",");
+        if (n > 0 && n <= strlen(key))
+            for (const char *k = key; *k; ++k)
+                if (strncmp(k, t, n) == 0)
+                    return 1;
+        t += n + (t[n] == ',');
+    }
     return 0;
 }
 
