@@ -145,6 +145,12 @@ static drawn draw(uint64_t seed, int family, const convcat_entry_info *kinds, si
             p->pad_lo[a] = chance(&r, 30) ? 0 : uniform(&r, 0, reach);
             p->pad_hi[a] = chance(&r, 70) ? p->pad_lo[a] : uniform(&r, 0, reach + 1);   /* asymmetric too */
         }
+        if (chance(&r, 8))   /* a patch convolution: stride = filter, no padding, whole patches */
+            for (int a = 3 - p->dims; a < 3; ++a) {
+                *filt[a] = p->stride[a] = uniform(&r, 1, max_filt + 3);
+                p->dilation[a] = 1, p->pad_lo[a] = p->pad_hi[a] = 0;
+                *ext[a] = *filt[a] * uniform(&r, 1, max_ext / *filt[a] > 1 ? max_ext / *filt[a] : 1);
+            }
         p->c = channels(&r, family, e->a_type);
         p->k = channels(&r, family, e->a_type);
         if (e->groups_mode == 3 || (family == FAM_DIRECT && !chance(&r, 5))) {   /* depthwise */

@@ -878,6 +878,40 @@ static void test_gather_runs_any_groups_and_channels(void)
     REFUSE(t, p, "stride 9 along W: TMA traversal strides are 1..8");
 }
 
+/* A patch convolution's dgrad (stride = filter, no padding, whole patches: ViT's 16x16 stride
+ * 16 over 224 x 224, C = 3) is one gather GEMM over dy's pixels, N = T*R*S*c; anything else
+ * strided (padding, a partial patch, overlapping taps) runs phase by phase. */
+static void test_gather_patch_dgrad_is_one_gemm(void)
+{
+    const cvc_entry e = unit_entry(G_DGRAD);
+    convcat_problem p = unit_problem(CONVCAT_DGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.n = 64, p.h = p.w = 224, p.c = 3, p.k = 768, p.r = p.s = 16;
+    memset(p.pad_lo, 0, sizeof p.pad_lo);
+    memset(p.pad_hi, 0, sizeof p.pad_hi);
+    p.stride[1] = p.stride[2] = 16;
+    CU_ASSERT_TRUE(unit_view(&p)->patch);
+    CU_ASSERT_EQUAL(unit_view(&p)->phases, 256);
+    ACCEPT(e, p);
+    cvc_launches ls;
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&e, unit_view(&p), 132, &ls), CONVCAT_OK);
+    CU_ASSERT_EQUAL(ls.count, 1);
+    const cvc_gather_params *g = &ls.l[0].u.g;
+    CU_ASSERT_TRUE(g->patch == 1 && g->gemm_m == 64 * 14 * 14 && g->gemm_n == 16 * 16 * 3 && g->gemm_k == 768);
+    CU_ASSERT_TRUE(g->out_step[2] == 16 && g->out_ext[2] == 224 && g->ldy == 3);
+    CU_ASSERT_EQUAL(g->vec_b, 8);   /* w's rows (768 elements) read whole */
+    free(ls.l);
+    /* Not patches: padding, a partial last patch, a stride past the filter. */
+    convcat_problem q = p;
+    q.pad_lo[2] = q.pad_hi[2] = 1;
+    CU_ASSERT_FALSE(unit_view(&q)->patch);
+    q = p, q.w = 230;
+    CU_ASSERT_FALSE(unit_view(&q)->patch);
+    q = p, q.stride[2] = 17;
+    CU_ASSERT_FALSE(unit_view(&q)->patch);
+    q = p, q.op = CONVCAT_FPROP;
+    CU_ASSERT_FALSE(unit_view(&q)->patch);
+}
+
 /* Coordinates inside a gather kernel stay below 2^30: extents of 2^29 or more are refused. */
 static void test_gather_coordinates_below_2_29(void)
 {
@@ -1463,6 +1497,7 @@ int main(void)
         {"pointer family index fields", test_pointer_family_index_fields},
         {"gather runs any groups and channels", test_gather_runs_any_groups_and_channels},
         {"gather coordinates below 2^29", test_gather_coordinates_below_2_29},
+        {"gather patch dgrad is one GEMM", test_gather_patch_dgrad_is_one_gemm},
         {"direct runs depthwise problems", test_direct_runs_depthwise_problems},
         {"direct tile must fit shared memory", test_direct_tile_must_fit_shared_memory},
         {"direct runs are whole units", test_direct_runs_are_whole_units},

@@ -37,7 +37,9 @@ static void runs(const cvc_entry *e, const cvc_view *v, int64_t *a, int64_t *b)
 {
     switch (e->k.op) {
     case CONVCAT_FPROP: *a = v->cg, *b = v->taps * v->cg; break;    /* x along c; w along T*R*S*c */
-    case CONVCAT_DGRAD: *a = v->kg, *b = v->cg; break;              /* dy along k; w along c */
+    case CONVCAT_DGRAD:   /* dy along k; w along c (a patch dgrad: along T*R*S*c) */
+        *a = v->kg, *b = v->patch ? v->taps * v->cg : v->cg;
+        break;
     default: *a = v->kg, *b = v->cg;                               /* dy along k; x along c */
     }
 }
@@ -56,9 +58,11 @@ convcat_status cvc_gather_rules(const cvc_entry *e, const cvc_view *v, char *why
         }
     }
     /* 32-bit GEMM indices: rows (with a tile's room), K (with a stage's), the grid. */
-    const int64_t m = e->k.op == CONVCAT_WGRAD ? v->kg : e->k.op == CONVCAT_DGRAD ? v->in_pixels : v->pixels;
-    const int64_t kk = e->k.op == CONVCAT_WGRAD ? v->pixels : e->k.op == CONVCAT_DGRAD ? v->taps * v->kg : v->taps * v->cg;
-    const int64_t nn = e->k.op == CONVCAT_WGRAD ? v->taps * v->cg : e->k.op == CONVCAT_DGRAD ? v->cg : v->kg;
+    int64_t m = e->k.op == CONVCAT_WGRAD ? v->kg : e->k.op == CONVCAT_DGRAD ? v->in_pixels : v->pixels;
+    int64_t kk = e->k.op == CONVCAT_WGRAD ? v->pixels : e->k.op == CONVCAT_DGRAD ? v->taps * v->kg : v->taps * v->cg;
+    int64_t nn = e->k.op == CONVCAT_WGRAD ? v->taps * v->cg : e->k.op == CONVCAT_DGRAD ? v->cg : v->kg;
+    if (e->k.op == CONVCAT_DGRAD && v->patch)   /* one GEMM over dy's pixels */
+        m = v->pixels, kk = v->kg, nn = v->taps * v->cg;
     if (m + e->k.tile_m > INT32_MAX || kk + e->k.tile_k > INT32_MAX || nn + e->k.tile_n > INT32_MAX) {
         cvc_say(why, n, "GEMM M %lld, N %lld or K %lld is past the gather kernel's 32-bit indices", (long long)m,
                 (long long)nn, (long long)kk);
@@ -104,7 +108,7 @@ convcat_status cvc_gather_launches(const cvc_entry *e, const cvc_view *v, int sm
     const convcat_problem *p = &v->p;
     const cvc_key *k = &e->k;
     memset(out, 0, sizeof *out);
-    const int count = k->op == CONVCAT_DGRAD ? v->phases : 1;
+    const int count = k->op == CONVCAT_DGRAD && !v->patch ? v->phases : 1;
     out->l = calloc((size_t)count, sizeof *out->l);
     if (!out->l)
         return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory planning %d launches", count);
@@ -123,7 +127,23 @@ convcat_status cvc_gather_launches(const cvc_entry *e, const cvc_view *v, int sm
     }
     for (int i = 0; i < count; ++i) {
         cvc_gather_params g = base;
-        if (k->op == CONVCAT_DGRAD) {
+        if (k->op == CONVCAT_DGRAD && v->patch) {
+            /* Row m: dy pixel m, whose patch starts at dx pixel m * stride; column (tap, ch). */
+            for (int a = 0; a < 3; ++a) {
+                g.src_ext[a] = v->out[a];
+                g.grid_ext[a] = v->out[a];
+                g.stride[a] = 1, g.pad[a] = 0, g.dil[a] = 1;
+                g.taps[a] = 1, g.tap0[a] = 0, g.tap_step[a] = 1;
+                g.ph[a] = 0;
+                g.out_step[a] = p->stride[a];
+                g.out_ext[a] = v->in[a];
+            }
+            g.patch = 1;
+            g.src_c = p->k;
+            g.gemm_m = (int32_t)v->pixels, g.gemm_n = (int32_t)(v->taps * v->cg), g.gemm_k = v->kg;
+            g.ldy = p->c;
+            set_dividers(&g, v->kg);
+        } else if (k->op == CONVCAT_DGRAD) {
             cvc_dgrad_phase ph;
             cvc_dgrad_phase_at(v, i, &ph);
             int64_t pix = p->n, taps = 1;

@@ -159,6 +159,9 @@ typedef struct cvc_view {
     int a_bytes, b_bytes, out_bytes;
     bool strided;             /* a stride > 1 */
     int phases;               /* dgrad: stride phases that have dx pixels (1 at unit stride) */
+    bool patch;               /* dgrad: a patch convolution (a stride > 1, stride = filter and input = output
+                               * x stride on every axis, no padding, dilation only on 1-tap axes): each dx
+                               * pixel is in one tap of one dy pixel */
     cvc_gemm gemm;
 } cvc_view;
 

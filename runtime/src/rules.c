@@ -186,8 +186,9 @@ convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why,
     if (st != CONVCAT_OK)
         return st;
     /* A strided dgrad is a launch per stride phase (each residue of the strides with dx pixels):
-     * bounded, so that planning and the time model stay small (the bench networks have at most 256). */
-    if (k->op == CONVCAT_DGRAD && v->phases > CVC_MAX_PHASES)
+     * bounded, so that planning and the time model stay small (the bench networks have at most 256).
+     * A gather kernel runs a patch convolution's dgrad in one launch. */
+    if (k->op == CONVCAT_DGRAD && v->phases > CVC_MAX_PHASES && !(v->patch && e->family == CVC_FAMILY_GATHER))
         REFUSE(CVC_RULE_STRIDE, "strides (%d, %d, %d) over dx of %d x %d x %d: %s%d stride phases, a launch each; at "
                "most %d are run", p->stride[0], p->stride[1], p->stride[2], p->d, p->h, p->w,
                v->phases == INT32_MAX ? "at least " : "", v->phases, CVC_MAX_PHASES);

@@ -35,6 +35,9 @@
  * cvc_direct_params p) (no tensor maps: their threads load the operands), and their helper
  * KEY_reduce(the same block), which adds split-K slices.
  *
+ * ABI 11: cvc_gather_params gains `patch` (a patch convolution's dgrad in one launch), which
+ * moves the fields after it; a runtime of ABI 10 would pass them at the wrong offsets.
+ *
  * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) take two more
  * parameters after p, the A and B maps of the fallback cluster shape
  * (const __grid_constant__ CUtensorMap tmap_a_fb, tmap_b_fb), read when the
@@ -47,7 +50,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 10
+#define CONVCAT_KERNEL_ABI 11
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
@@ -108,7 +111,8 @@ typedef struct cvc_params {
  * Implicit GEMM per group g, the threads gathering both operands (any groups, any channel
  * counts).  Forward terms: fprop reads x (a) and w (b) and writes y; dgrad reads dy (a) and
  * w (b) and writes dx; wgrad reads dy (a) and x (b) and writes dw.  One stride phase of a
- * strided dgrad per launch (unit stride: one phase of every tap). */
+ * strided dgrad per launch (unit stride: one phase of every tap), or all of a patch
+ * convolution's dgrad in one. */
 typedef struct cvc_gather_params {
     const void *a;
     const void *b;
@@ -128,6 +132,9 @@ typedef struct cvc_gather_params {
     int32_t n;
     int32_t src_c;                    /* channels per pixel of the gathered activations (x: C, dy: K) */
     int32_t taps_total;               /* the filter's T*R*S */
+    int32_t patch;                    /* dgrad of a patch convolution (stride = filter, no padding or
+                                       * dilation): one GEMM over dy's pixels, N = T*R*S*c, column
+                                       * (t, r, s, ch) written to dx pixel origin + (t, r, s) */
     /* The gathered activations (fprop and wgrad: x; dgrad: dy) and the pixel grid the GEMM's
      * rows (fprop, dgrad) or K (wgrad) walk; per axis D, H, W.  Grid pixel i's window starts
      * at i * stride - pad; tap index u adds u * dil. */
