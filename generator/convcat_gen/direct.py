@@ -12,9 +12,11 @@ columns, tile K its channels; stages 1.  fprop and dgrad give each thread
 `vec` channels (16 bytes) of `strip` consecutive output pixels of one row; a
 CTA holds its channels' filters in shared memory and computes a run of
 blocks, reading the input through L1.
-wgrad walks blocks of dy: each thread sums, over a slice of them, its
-channels' products for a unit of taps (one filter row of up to `unit_taps`
-taps), and writes its sums to the workspace, where KEY_reduce adds them.
+wgrad walks rows of dy: each thread sums, over segments of WGRAD_SEG columns
+of a slice of them, the products of WGRAD_VEC channels for a unit of taps
+(one filter row of up to UNIT_TAPS taps), with the row's x window in
+registers for the rows of WGRAD_FAST; the CTA adds its threads' sums in order
+into its slice of the workspace, and KEY_reduce adds the slices.
 """
 from __future__ import annotations
 
@@ -28,7 +30,14 @@ DTYPES = (("f16", "f16", "f32", "f16"), ("bf16", "bf16", "f32", "bf16"), ("tf32"
 STRIP = 2                     # fprop/dgrad: outputs of one thread along W
 WGRAD_THREADS = 256
 UNIT_TAPS = 8                 # wgrad: taps of one unit (a filter row, or 8 taps of a longer one)
-UNITS_PER_THREAD = 2          # wgrad: units one thread sums
+WGRAD_VEC = 2                 # wgrad: channels of one thread (its unit's sums and x window in registers)
+WGRAD_SEG = 16                # wgrad: dy columns of one item (a thread's x window rides along them)
+WGRAD_MIN_CTAS = 3            # wgrad: __launch_bounds__'s CTAs per SM
+# wgrad filter rows (width, W stride; dilation 1) whose x window the template keeps in registers,
+# in passes over a segment of at most WGRAD_RING taps each (7 taps in one spilled under the
+# register cap of WGRAD_MIN_CTAS).
+WGRAD_FAST = ((3, 1), (3, 2), (5, 1), (5, 2), (7, 1), (7, 2))
+WGRAD_RING = 5
 SMEM_BUDGET = 113 * 1024      # the most a launch may use: two CTAs per SM
 MIN_THREADS_PER_SM = 512      # fprop/dgrad __launch_bounds__: registers for this many threads an SM
 # Filter widths (and W strides) whose taps the fprop/dgrad inner loop has compiled in: the
@@ -61,7 +70,7 @@ class Config:
     vec: int                  # channels of one thread (16 bytes of the input type)
     strip: int
     lanes: int                # channel vectors of a block
-    smem_bytes: int           # the most a problem may use (fprop/dgrad: its filter table; wgrad: its tiles)
+    smem_bytes: int           # the most a problem may use (fprop/dgrad: its filter table; wgrad: its threads' sums)
     min_ctas: int             # __launch_bounds__'s CTAs per SM
 
 
@@ -97,8 +106,20 @@ def col_rows(key: space.Key) -> int:
     return max(d for d in range(1, COL_ROWS + 1) if key.tile_m % d == 0)
 
 
+def wgrad_rows() -> list:
+    """The wgrad fast rows: width s, stride st and their passes [(taps n, first tap o)], each at
+    least `st` taps so that a step's new inputs replace the oldest."""
+    rows = []
+    for s, st in WGRAD_FAST:
+        passes = [dict(n=min(WGRAD_RING, s - o), o=o) for o in range(0, s, WGRAD_RING)]
+        assert all(g["n"] >= st for g in passes)
+        rows.append(dict(s=s, st=st, passes=passes))
+    return rows
+
+
 def vec(key: space.Key) -> int:
-    return 16 // space.ELEM_BYTES[key.a]
+    """Channels of one thread: 16 bytes (fprop, dgrad), WGRAD_VEC (wgrad)."""
+    return WGRAD_VEC if key.op == "wgrad" else 16 // space.ELEM_BYTES[key.a]
 
 
 def derive(key: space.Key) -> Config:
@@ -106,7 +127,7 @@ def derive(key: space.Key) -> Config:
     lanes = key.tile_k // v
     threads = WGRAD_THREADS if key.op == "wgrad" else lanes * key.tile_m * (key.tile_n // STRIP)
     return Config(key=key, threads=threads, vec=v, strip=STRIP, lanes=lanes, smem_bytes=SMEM_BUDGET,
-                  min_ctas=1 if key.op == "wgrad" else max(1, MIN_THREADS_PER_SM // threads))
+                  min_ctas=WGRAD_MIN_CTAS if key.op == "wgrad" else max(1, MIN_THREADS_PER_SM // threads))
 
 
 def why_invalid(key: space.Key) -> str | None:
@@ -119,7 +140,7 @@ def why_invalid(key: space.Key) -> str | None:
         return f"schedule direct: stages {key.stages}: 1 (a block's tile loads once)"
     v = vec(key)
     if key.tile_k % v or key.tile_k > 256:
-        return f"schedule direct: tile K {key.tile_k} channels: a multiple of {v} (16 bytes a thread), at most 256"
+        return f"schedule direct: tile K {key.tile_k} channels: a multiple of {v} (a thread's vector), at most 256"
     if key.tile_n % STRIP:
         return f"schedule direct: tile N {key.tile_n} columns: a multiple of the {STRIP}-pixel strip"
     if key.dims == 1 and key.tile_m != 1:
@@ -157,6 +178,9 @@ def context(key: space.Key) -> dict:
                 fast=fast, whole=fast_rows(cfg.vec, WHOLE) if key.op == "fprop" else [], col=col,
                 windows=sorted({c["win"] for f in fast for c in f["chunks"]} | ({cfg.strip + 2} if col else set()) |
                                ({cfg.strip + PHASE_TAPS - 1} if phased else set())),
-                phase_taps=PHASE_TAPS if phased else 0, unit_taps=UNIT_TAPS, units_per_thread=UNITS_PER_THREAD,
+                phase_taps=PHASE_TAPS if phased else 0, unit_taps=UNIT_TAPS,
+                wfast=wgrad_rows() if key.op == "wgrad" else [], seg=WGRAD_SEG, wring=WGRAD_RING,
+                wrings=[dict(n=n, o=o, st=st) for n, o, st in
+                        sorted({(g["n"], g["o"], f["st"]) for f in wgrad_rows() for g in f["passes"]})] if key.op == "wgrad" else [],
                 elem_t="float" if eb == 4 else "uint16_t", words=cfg.vec * eb // 4,
                 axes=list(range(3 - key.dims, 3)))

@@ -3,8 +3,8 @@
  *
  * fprop and dgrad compute output blocks (tile M rows x tile N columns x tile K channels), a run
  * of them per CTA, from their channels' filters in shared memory and the input read through
- * L1; wgrad sums slices of dy's blocks, each from an input tile in shared memory, into f32
- * partial sums in the workspace.
+ * L1; wgrad sums slices of dy's rows, dy and x read through L1, into f32 partial sums in the
+ * workspace.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -22,8 +22,11 @@
 #define LAUNCH_US 2.0
 #define COORD_LIMIT (INT64_C(1) << 29)
 #define WGRAD_UNIT_TAPS 8             /* a wgrad unit of taps: the template's UNIT_TAPS */
+#define WGRAD_STEP 10.0               /* wgrad: instructions a thread spends on a dy pixel besides its FMAs
+                                         (dy's load and conversion, a fast row's next x, the checks) */
+#define WGRAD_TAP 5.0                 /* ... and per tap where a row goes tap by tap (an x load each) */
+#define WGRAD_RING 5                  /* a fast row's taps a pass (direct.py WGRAD_RING): 7 taps take two */
 #define RUN_CTAS_PER_SM 16            /* fprop/dgrad: runs of blocks sized for this many CTAs an SM */
-#define WGRAD_CTAS_PER_SM 4           /* wgrad: slices of dy rows for about this many CTAs an SM */
 #define MAX_RUN 32                    /* ... and at most this many blocks a run */
 
 /* How a direct kernel computes a problem: the blocks' tensor, the input tile (the input a block
@@ -69,23 +72,35 @@ static void shape_of(const cvc_entry *e, const cvc_view *v, shape *s)
         s->tile[0] = 1;
 }
 
-/* Shared memory of a launch: fprop and dgrad, the f32 filter table of the CTA's channels (dgrad:
- * one plane per filter of a group); wgrad, every thread's f32 sums (a unit of taps x its
- * channels), which the CTA adds in order. */
-static int64_t smem_of(const cvc_entry *e, const cvc_view *v)
+/* wgrad: the CTAs an SM holds at once by the kernel's registers (ptxas's count, in the index). */
+static int wgrad_ctas_per_sm(const cvc_entry *e)
 {
-    if (e->k.op != CONVCAT_WGRAD)
-        return (e->k.op == CONVCAT_DGRAD ? v->kg : 1) * v->taps * e->k.tile_k * 4;
-    return (int64_t)e->threads * WGRAD_UNIT_TAPS * e->block_vec * 4;
+    const int regs = (e->registers + 7) / 8 * 8, per_cta = (regs > 0 ? regs : 8) * e->threads;
+    const int ctas = 65536 / per_cta;
+    return ctas < 1 ? 1 : ctas > 8 ? 8 : ctas;
 }
 
-/* wgrad: units of taps (a filter row, or WGRAD_UNIT_TAPS of a longer one) and thread groups. */
+/* wgrad: units of taps (a filter row, or WGRAD_UNIT_TAPS of a longer one) and thread groups: a
+ * unit group per unit while they last (a thread takes units ug, ug + unit_groups, ... in turn),
+ * the rest of a channel vector's threads split into pixel groups. */
 static void wgrad_groups(const cvc_entry *e, const cvc_view *v, int *units, int *unit_groups, int *pixel_groups)
 {
     const int lanes = e->k.tile_k / e->block_vec, per_lane = e->threads / lanes;
     *units = (int)(v->filt[0] * v->filt[1] * cvc_ceil_div(v->filt[2], WGRAD_UNIT_TAPS));
-    *unit_groups = *units;
-    *pixel_groups = *units > 0 ? per_lane / *units : 0;
+    *unit_groups = *units < per_lane ? *units : per_lane;
+    *pixel_groups = *unit_groups > 0 ? per_lane / *unit_groups : 0;
+}
+
+/* Shared memory of a launch: fprop and dgrad, the f32 filter table of the CTA's channels (dgrad:
+ * one plane per filter of a group); wgrad, the f32 sums of every pixel group and unit of taps
+ * (its taps x the CTA's channels), which the CTA adds in order. */
+static int64_t smem_of(const cvc_entry *e, const cvc_view *v)
+{
+    if (e->k.op != CONVCAT_WGRAD)
+        return (e->k.op == CONVCAT_DGRAD ? v->kg : 1) * v->taps * e->k.tile_k * 4;
+    int units, ug, pg;
+    wgrad_groups(e, v, &units, &ug, &pg);
+    return (int64_t)pg * units * WGRAD_UNIT_TAPS * e->k.tile_k * 4;
 }
 
 convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why, size_t n)
@@ -109,19 +124,9 @@ convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why
                     "needs %lld bytes of shared memory, more than its %d", v->filt[0], v->filt[1], v->filt[2], (int)v->kg,
                     e->k.tile_k, (long long)smem, e->smem_bytes);
         else
-            cvc_say(why, n, "this wgrad kernel's %d threads' sums need %lld bytes of shared memory, more than its %d",
-                    e->threads, (long long)smem, e->smem_bytes);
+            cvc_say(why, n, "filter %dx%dx%d: this wgrad kernel's sums of its units of taps need %lld bytes of shared "
+                    "memory, more than its %d", v->filt[0], v->filt[1], v->filt[2], (long long)smem, e->smem_bytes);
         return CONVCAT_ERR_UNSUPPORTED;
-    }
-    if (e->k.op == CONVCAT_WGRAD) {
-        int units, ug, pg;
-        wgrad_groups(e, v, &units, &ug, &pg);
-        if (pg < 1) {
-            cvc_say(why, n, "filter %dx%dx%d: %d units of taps, more than this wgrad kernel's %d threads per channel "
-                    "vector; a kernel of fewer channels per block takes it", v->filt[0], v->filt[1], v->filt[2],
-                    units, e->threads / (e->k.tile_k / e->block_vec));
-            return CONVCAT_ERR_UNSUPPORTED;
-        }
     }
     return CONVCAT_OK;
 }
@@ -163,17 +168,18 @@ convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sm
     if (e->k.op == CONVCAT_WGRAD) {
         d.vec = load_vec(e, p->c) < load_vec(e, p->k) ? load_vec(e, p->c) : load_vec(e, p->k);
         wgrad_groups(e, v, &d.units, &d.unit_groups, &d.pixel_groups);
-        /* Slices of dy rows (image, depth, row): about WGRAD_CTAS_PER_SM CTAs an SM over all
-         * channel blocks, each slice's sums one K x taps plane of the workspace. */
+        /* Slices of dy rows (image, depth, row): one wave of CTAs over all channel blocks, each
+         * slice's sums one K x taps plane of the workspace. */
         const int64_t rows = (int64_t)p->n * s.out_ext[0] * s.out_ext[1];
-        int64_t slices = cvc_ceil_div((int64_t)(sms > 0 ? sms : 1) * WGRAD_CTAS_PER_SM, d.chan_blocks);
+        int64_t slices = (int64_t)(sms > 0 ? sms : 1) * wgrad_ctas_per_sm(e) / d.chan_blocks;   /* no partial wave */
         slices = slices < 1 ? 1 : slices > rows ? rows : slices;
         d.blocks_per_slice = (int32_t)cvc_ceil_div(rows, slices);   /* wgrad: dy rows a slice */
         d.slices = (int32_t)cvc_ceil_div(rows, d.blocks_per_slice);
         d.out_elems = (int64_t)p->k * v->taps;
         out->workspace_bytes = (size_t)d.slices * (size_t)d.out_elems * sizeof(float);
-        const int64_t rblocks = cvc_ceil_div(d.out_elems, 256);
-        out->reduce_grid = (unsigned)(rblocks < 8 * sms ? rblocks : 8 * sms);
+        /* KEY_reduce: a warp per output, eight a CTA */
+        const int64_t rblocks = cvc_ceil_div(d.out_elems, 8);
+        out->reduce_grid = (unsigned)(rblocks < 16 * sms ? rblocks : 16 * sms);
         out->l[0].grid = (unsigned)((int64_t)d.chan_blocks * d.slices);
     } else {
         /* Runs of blocks a CTA, so that its filter table loads about RUN_CTAS_PER_SM times an SM. */
@@ -208,8 +214,25 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     /* Whole-vector loads: one filter a group and channels in whole vectors (wgrad: of x and dy). */
     const bool vector = v->kg == 1 && load_vec(e, e->k.op == CONVCAT_DGRAD ? p->k : p->c) == e->block_vec &&
                         (e->k.op != CONVCAT_WGRAD || load_vec(e, p->k) == e->block_vec);
-    const double compute_us = outputs * taps * FMA_OVERHEAD * (fast ? 0.6 : 1.0) * (vector ? 1.0 : SCALAR_FETCH) /
-                              (FMA_PER_SM_US * sms);
+    double compute_us = outputs * taps * FMA_OVERHEAD * (fast ? 0.6 : 1.0) * (vector ? 1.0 : SCALAR_FETCH) /
+                        (FMA_PER_SM_US * sms);
+    if (e->k.op == CONVCAT_WGRAD) {
+        /* A thread's steps: a dy pixel for its unit of taps and channel vector; its filter row's x
+         * window stays in registers where the template has the row compiled in (3, 5 or 7 taps at
+         * W stride 1 or 2, dilation 1), else it loads an x pixel a tap.  Idle threads of the CTA
+         * (units x pixel groups short of its threads) count. */
+        int units, ug, pg;
+        wgrad_groups(e, v, &units, &ug, &pg);
+        const int lanes = e->k.tile_k / e->block_vec;
+        const double used = pg > 0 ? (double)ug * pg * lanes / e->threads : 1.0;   /* busy threads */
+        const double rounds = ug > 0 ? (double)cvc_ceil_div(units, ug) * ug / units : 1.0;   /* units a thread, rounded up */
+        const double unit_taps = v->filt[2] < WGRAD_UNIT_TAPS ? v->filt[2] : WGRAD_UNIT_TAPS;
+        const bool row = p->dilation[2] == 1 && (p->s == 3 || p->s == 5 || p->s == 7) && p->stride[2] <= 2;
+        const double steps = (double)v->pixels * units * cvc_ceil_div(p->k, e->k.tile_k) * lanes;
+        const double passes = row ? (double)cvc_ceil_div(p->s, WGRAD_RING) : 1.0;
+        const double per_step = unit_taps * e->block_vec + WGRAD_STEP * passes + (row ? 0.0 : WGRAD_TAP * unit_taps);
+        compute_us = steps * rounds * per_step * (vector ? 1.0 : SCALAR_FETCH) / (FMA_PER_SM_US * sms * used);
+    }
     /* The tensors once each; the input tiles' halos again (from L2, at half weight). */
     const double in_bytes = (double)(e->k.op == CONVCAT_DGRAD ? v->pixels * p->k : v->in_pixels * p->c) * v->a_bytes;
     const double out_bytes = (double)(e->k.op == CONVCAT_DGRAD ? v->in_pixels * p->c : v->pixels * p->k) * v->out_bytes;
