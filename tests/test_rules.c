@@ -880,7 +880,7 @@ static void test_gather_runs_any_groups_and_channels(void)
 
 /* A patch convolution's dgrad (stride = filter, no padding, whole patches: ViT's 16x16 stride
  * 16 over 224 x 224, C = 3) is one gather GEMM over dy's pixels, N = T*R*S*c; anything else
- * strided (padding, a partial patch, overlapping taps) runs phase by phase. */
+ * strided (padding, a partial patch, a stride past the filter) runs phase by phase. */
 static void test_gather_patch_dgrad_is_one_gemm(void)
 {
     const cvc_entry e = unit_entry(G_DGRAD);
@@ -908,8 +908,24 @@ static void test_gather_patch_dgrad_is_one_gemm(void)
     CU_ASSERT_FALSE(unit_view(&q)->patch);
     q = p, q.stride[2] = 17;
     CU_ASSERT_FALSE(unit_view(&q)->patch);
+    /* fprop and wgrad of the same patches read x along a filter row's S x C = 48 contiguous
+     * elements, 16 bytes a load; the ResNet stem (7x7 stride 2, padding 3) element by element. */
+    const cvc_entry f = unit_entry(G_FPROP), w = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_64x64x32_s3_c1x1_gather");
     q = p, q.op = CONVCAT_FPROP;
+    CU_ASSERT_TRUE(unit_view(&q)->patch);
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&f, unit_view(&q), 132, &ls), CONVCAT_OK);
+    CU_ASSERT_EQUAL(ls.l[0].u.g.vec_a, 8);
+    free(ls.l);
+    q.op = CONVCAT_WGRAD;
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&w, unit_view(&q), 132, &ls), CONVCAT_OK);
+    CU_ASSERT_EQUAL(ls.l[0].u.g.vec_b, 8);
+    free(ls.l);
+    q.op = CONVCAT_FPROP, q.r = q.s = 7, q.stride[1] = q.stride[2] = 2, q.pad_lo[1] = q.pad_lo[2] = 3;
+    q.pad_hi[1] = q.pad_hi[2] = 3;
     CU_ASSERT_FALSE(unit_view(&q)->patch);
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&f, unit_view(&q), 132, &ls), CONVCAT_OK);
+    CU_ASSERT_EQUAL(ls.l[0].u.g.vec_a, 1);
+    free(ls.l);
 }
 
 /* Coordinates inside a gather kernel stay below 2^30: extents of 2^29 or more are refused. */

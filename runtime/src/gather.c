@@ -35,12 +35,15 @@ static int widest(const cvc_entry *e, int64_t run)
 /* The contiguous runs of A and B (see the template: what a chunk may not cross). */
 static void runs(const cvc_entry *e, const cvc_view *v, int64_t *a, int64_t *b)
 {
+    /* x along c; in a patch convolution of one group, along a filter row's S taps x C (no tap
+     * reaches past the image, and the taps of a row are adjacent pixels) */
+    const int64_t x_run = v->patch && v->p.groups == 1 ? (int64_t)v->filt[2] * v->cg : v->cg;
     switch (e->k.op) {
-    case CONVCAT_FPROP: *a = v->cg, *b = v->taps * v->cg; break;    /* x along c; w along T*R*S*c */
+    case CONVCAT_FPROP: *a = x_run, *b = v->taps * v->cg; break;   /* x; w along T*R*S*c */
     case CONVCAT_DGRAD:   /* dy along k; w along c (a patch dgrad: along T*R*S*c) */
         *a = v->kg, *b = v->patch ? v->taps * v->cg : v->cg;
         break;
-    default: *a = v->kg, *b = v->cg;                               /* dy along k; x along c */
+    default: *a = v->kg, *b = x_run;                               /* dy along k; x */
     }
 }
 

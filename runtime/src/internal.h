@@ -159,9 +159,10 @@ typedef struct cvc_view {
     int a_bytes, b_bytes, out_bytes;
     bool strided;             /* a stride > 1 */
     int phases;               /* dgrad: stride phases that have dx pixels (1 at unit stride) */
-    bool patch;               /* dgrad: a patch convolution (a stride > 1, stride = filter and input = output
-                               * x stride on every axis, no padding, dilation only on 1-tap axes): each dx
-                               * pixel is in one tap of one dy pixel */
+    bool patch;               /* a patch convolution (a stride > 1, stride = filter and input = output x
+                               * stride on every axis, no padding, dilation only on 1-tap axes): each x
+                               * pixel is in one tap of one output pixel, and a filter row's taps read
+                               * S * C contiguous elements of x */
     cvc_gemm gemm;
 } cvc_view;
 

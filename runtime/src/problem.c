@@ -120,11 +120,11 @@ convcat_status cvc_view_make(const convcat_problem *p, cvc_view *v, char *why, s
                 phases = INT32_MAX;
         }
         v->phases = (int)phases;
-        v->patch = v->strided;
-        for (int a = 0; a < 3; ++a)
-            v->patch &= p->stride[a] == filt[a] && p->pad_lo[a] == 0 && p->pad_hi[a] == 0 &&
-                        (p->dilation[a] == 1 || filt[a] == 1) && (int64_t)v->out[a] * p->stride[a] == in[a];
     }
+    v->patch = v->strided;
+    for (int a = 0; a < 3; ++a)
+        v->patch &= p->stride[a] == filt[a] && p->pad_lo[a] == 0 && p->pad_hi[a] == 0 &&
+                    (p->dilation[a] == 1 || filt[a] == 1) && (int64_t)v->out[a] * p->stride[a] == in[a];
     switch (p->op) {
     case CONVCAT_DGRAD:   /* dx pixels x input channels, reduced over dy channels and taps */
         v->gemm = (cvc_gemm){.m = inpix, .n = p->c, .k = taps * p->k};
