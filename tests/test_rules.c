@@ -783,6 +783,69 @@ static void test_tensor_past_2_64_bytes_is_refused(void)
     BOTH(e3, p, d, 1, 16843012, "activations: byte stride");
 }
 
+/* A strided dgrad's phases are checked one distinct dy box at a time: on problems drawn over
+ * strides, filters, padding, dilation and extents, a TMA dgrad kernel accepts a problem only where
+ * every phase's dy box is valid (checked here phase by phase), refuses it where one is not, and a
+ * phase its reason names is one of those. */
+static void test_dgrad_phase_boxes_stand_for_every_phase(void)
+{
+    const char *keys[] = {"sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_coop",
+                          "sm90a_dgrad_3d_f16_f16_f32_f16_128x64x64_s4_c1x1_coop",
+                          "sm90a_dgrad_1d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_coop"};
+    uint64_t r = 12345;
+    int refused = 0, accepted = 0;   /* refused: some phase's box invalid */
+    for (size_t k = 0; k < CVC_ARRAY_LEN(keys); ++k) {
+        const cvc_entry e = unit_entry(keys[k]);
+        for (int n = 0; n < 2000; ++n) {
+            convcat_problem p = unit_problem(CONVCAT_DGRAD, e.k.dims, e.k.a, e.k.out);
+            int *ext[3] = {&p.d, &p.h, &p.w}, *filt[3] = {&p.t, &p.r, &p.s};
+            for (int a = 3 - p.dims; a < 3; ++a) {
+                r = r * 6364136223846793005ull + 1442695040888963407ull;
+                *ext[a] = 1 + (int)((r >> 33) % 60), *filt[a] = 1 + (int)((r >> 20) % 7);
+                p.stride[a] = 1 + (int)((r >> 45) % 8), p.dilation[a] = 1 + (int)((r >> 52) % 6);
+                const uint64_t reach = (uint64_t)(*filt[a] - 1) * p.dilation[a];
+                p.pad_lo[a] = (int)((r >> 10) % (reach + 1)), p.pad_hi[a] = (int)((r >> 16) % (reach + 1));
+            }
+            p.c = p.k = 64;
+            cvc_view v;
+            if (cvc_view_make(&p, &v, NULL, 0) != CONVCAT_OK)
+                continue;
+            bool bad = false;
+            for (int i = 0; i < v.phases && !bad; ++i) {
+                cvc_dgrad_phase ph;
+                cvc_dgrad_phase_at(&v, i, &ph);
+                cvc_im2col_desc d;
+                cvc_tma_dgrad_a(&e, &v, &ph, &d);
+                bad = !cvc_im2col_desc_valid(&d, NULL, 0);
+            }
+            char why[192] = "";
+            const convcat_status st = unit_check(&e, &p, why, sizeof why);
+            CU_ASSERT_TRUE(bad ? st != CONVCAT_OK : st == CONVCAT_OK || !strstr(why, "dy"));
+            accepted += st == CONVCAT_OK, refused += bad;
+            if (st != CONVCAT_OK && strstr(why, "stride phase")) {   /* the phase it names is a bad one */
+                int i = -1;
+                CU_ASSERT_EQUAL_FATAL(sscanf(strstr(why, "stride phase"), "stride phase %d", &i), 1);
+                CU_ASSERT_TRUE_FATAL(i >= 0 && i < v.phases);
+                cvc_dgrad_phase ph;
+                cvc_dgrad_phase_at(&v, i, &ph);
+                cvc_im2col_desc d;
+                cvc_tma_dgrad_a(&e, &v, &ph, &d);
+                CU_ASSERT_FALSE(cvc_im2col_desc_valid(&d, NULL, 0));
+            }
+        }
+    }
+    CU_ASSERT_TRUE(refused > 0 && accepted > 0);   /* both kinds drawn */
+    /* ViT's 16x16 stride-16 patches: 256 phases, one box on each axis. */
+    convcat_problem p = unit_problem(CONVCAT_DGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.n = 64, p.h = p.w = 224, p.c = 3, p.k = 768, p.r = p.s = 16;
+    memset(p.pad_lo, 0, sizeof p.pad_lo);
+    memset(p.pad_hi, 0, sizeof p.pad_hi);
+    p.stride[1] = p.stride[2] = 16;
+    cvc_phase_axis box[4];
+    CU_ASSERT_EQUAL(cvc_dgrad_axis_boxes(unit_view(&p), 0, box, 4), 1);
+    CU_ASSERT_EQUAL(cvc_dgrad_axis_boxes(unit_view(&p), 1, box, 4), 1);
+}
+
 /* ---- the gather and direct families ---------------------------------------------------------- */
 
 #define G_FPROP "sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x32_s3_c1x1_gather"
@@ -1518,6 +1581,7 @@ int main(void)
         {"gather runs any groups and channels", test_gather_runs_any_groups_and_channels},
         {"gather coordinates below 2^29", test_gather_coordinates_below_2_29},
         {"gather patch dgrad is one GEMM", test_gather_patch_dgrad_is_one_gemm},
+        {"dgrad phase boxes stand for every phase", test_dgrad_phase_boxes_stand_for_every_phase},
         {"direct runs depthwise problems", test_direct_runs_depthwise_problems},
         {"direct tile must fit shared memory", test_direct_tile_must_fit_shared_memory},
         {"direct runs are whole units", test_direct_runs_are_whole_units},

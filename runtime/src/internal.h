@@ -213,6 +213,11 @@ typedef struct cvc_dgrad_phase {
 /* Phase `index` of the view's dgrad problem (0 <= index < v->phases), W fastest. */
 void cvc_dgrad_phase_at(const cvc_view *v, int index, cvc_dgrad_phase *out);
 
+/* Along axis i (0 W, 1 H, 2 D): the residues of the view's dgrad phases with distinct dy boxes
+ * ((lower, upper) and the taps' reach), one phase axis each, in residue order, at most `max`;
+ * returns how many there are (more than `max`: the rest were not written). */
+int cvc_dgrad_axis_boxes(const cvc_view *v, int i, cvc_phase_axis *out, int max);
+
 /* One GEMM operand's tensor map: im2col (the activations) or tiled. */
 typedef struct cvc_operand_desc {
     bool im2col;

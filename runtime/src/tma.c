@@ -166,6 +166,30 @@ void cvc_dgrad_phase_at(const cvc_view *v, int index, cvc_dgrad_phase *out)
     }
 }
 
+static int64_t phase_reach(const cvc_phase_axis *x)
+{
+    return x->taps > 0 ? (int64_t)(x->taps - 1) * x->dil : 0;
+}
+
+int cvc_dgrad_axis_boxes(const cvc_view *v, int i, cvc_phase_axis *out, int max)
+{
+    const int ax = 2 - i, st = v->p.stride[ax], n = st < v->in[ax] ? st : v->in[ax];
+    int count = 0;
+    for (int ph = 0; ph < n; ++ph) {
+        cvc_phase_axis x;
+        phase_axis(v, i, ph, &x);
+        bool seen = false;
+        for (int k = 0; k < count && k < max && !seen; ++k)
+            seen = out[k].lower == x.lower && out[k].upper == x.upper && phase_reach(&out[k]) == phase_reach(&x);
+        if (seen)
+            continue;
+        if (count < max)
+            out[count] = x;
+        ++count;
+    }
+    return count;
+}
+
 void cvc_tma_dgrad_a(const cvc_entry *e, const cvc_view *v, const cvc_dgrad_phase *ph, cvc_im2col_desc *a)
 {
     const convcat_problem *p = &v->p;
@@ -176,7 +200,7 @@ void cvc_tma_dgrad_a(const cvc_entry *e, const cvc_view *v, const cvc_dgrad_phas
         const cvc_phase_axis *x = &ph->axis[i];
         lower[i] = x->lower;
         upper[i] = x->upper;
-        reach[i] = x->taps > 0 ? (int64_t)(x->taps - 1) * x->dil : 0;
+        reach[i] = phase_reach(x);
     }
     /* dy, walked over the phase's dx grid (unit traversal): the box starts `lower` before
      * each pixel; a phase no tap reaches keeps a valid box and loads nothing. */
