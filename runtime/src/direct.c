@@ -26,6 +26,10 @@
                                          (dy's load and conversion, a fast row's next x, the checks) */
 #define WGRAD_TAP 5.0                 /* ... and per tap where a row goes tap by tap (an x load each) */
 #define WGRAD_RING 5                  /* a fast row's taps a pass (direct.py WGRAD_RING): 7 taps take two */
+#define WGRAD_ISSUE 0.45              /* wgrad: share of the issue slots the kernel keeps busy (ncu on the 3x3
+                                         C = 32 row: 0.49 a scheduler, bound by load latency at 24 warps an SM);
+                                         over the 26 depthwise wgrad rows of networks.txt the model without it
+                                         said 0.44x the measured time (0.33-0.63) */
 #define RUN_CTAS_PER_SM 16            /* fprop/dgrad: runs of blocks sized for this many CTAs an SM */
 #define MAX_RUN 32                    /* ... and at most this many blocks a run */
 
@@ -231,7 +235,7 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
         const double steps = (double)v->pixels * units * cvc_ceil_div(p->k, e->k.tile_k) * lanes;
         const double passes = row ? (double)cvc_ceil_div(p->s, WGRAD_RING) : 1.0;
         const double per_step = unit_taps * e->block_vec + WGRAD_STEP * passes + (row ? 0.0 : WGRAD_TAP * unit_taps);
-        compute_us = steps * rounds * per_step * (vector ? 1.0 : SCALAR_FETCH) / (FMA_PER_SM_US * sms * used);
+        compute_us = steps * rounds * per_step * (vector ? 1.0 : SCALAR_FETCH) / (FMA_PER_SM_US * sms * used * WGRAD_ISSUE);
     }
     /* The tensors once each; the input tiles' halos again (from L2, at half weight). */
     const double in_bytes = (double)(e->k.op == CONVCAT_DGRAD ? v->pixels * p->k : v->in_pixels * p->c) * v->a_bytes;
