@@ -846,6 +846,40 @@ static void test_dgrad_phase_boxes_stand_for_every_phase(void)
     CU_ASSERT_EQUAL(cvc_dgrad_axis_boxes(unit_view(&p), 1, box, 4), 1);
 }
 
+/* The query model prices a strided dgrad's phases by their axes' distinct (pixels, taps): the
+ * classes' counts add up to the axis's residues, and every residue's sizes are a class. */
+static void test_dgrad_phase_sizes_count_every_residue(void)
+{
+    uint64_t r = 777;
+    for (int n = 0; n < 2000; ++n) {
+        convcat_problem p = unit_problem(CONVCAT_DGRAD, 1, CONVCAT_BF16, CONVCAT_BF16);
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        p.w = 1 + (int)((r >> 33) % 200), p.s = 1 + (int)((r >> 20) % 9);
+        p.stride[2] = 1 + (int)((r >> 45) % 40), p.dilation[2] = 1 + (int)((r >> 52) % 4);
+        const uint64_t reach = (uint64_t)(p.s - 1) * p.dilation[2];
+        p.pad_lo[2] = (int)((r >> 10) % (reach + 1)), p.pad_hi[2] = (int)((r >> 16) % (reach + 1));
+        cvc_view v;
+        if (cvc_view_make(&p, &v, NULL, 0) != CONVCAT_OK)
+            continue;
+        cvc_phase_axis size[64];
+        int count[64] = {0};
+        const int classes = cvc_dgrad_axis_sizes(&v, 0, size, count, 64), residues = v.phases;
+        CU_ASSERT_TRUE_FATAL(classes >= 1 && classes <= 64);
+        int total = 0;
+        for (int k = 0; k < classes; ++k)
+            total += count[k];
+        CU_ASSERT_EQUAL(total, residues);
+        for (int i = 0; i < residues; ++i) {
+            cvc_dgrad_phase ph;
+            cvc_dgrad_phase_at(&v, i, &ph);
+            int hits = 0;
+            for (int k = 0; k < classes; ++k)
+                hits += size[k].pixels == ph.axis[0].pixels && size[k].taps == ph.axis[0].taps;
+            CU_ASSERT_EQUAL(hits, 1);
+        }
+    }
+}
+
 /* ---- the gather and direct families ---------------------------------------------------------- */
 
 #define G_FPROP "sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x32_s3_c1x1_gather"
@@ -1582,6 +1616,7 @@ int main(void)
         {"gather coordinates below 2^29", test_gather_coordinates_below_2_29},
         {"gather patch dgrad is one GEMM", test_gather_patch_dgrad_is_one_gemm},
         {"dgrad phase boxes stand for every phase", test_dgrad_phase_boxes_stand_for_every_phase},
+        {"dgrad phase sizes count every residue", test_dgrad_phase_sizes_count_every_residue},
         {"direct runs depthwise problems", test_direct_runs_depthwise_problems},
         {"direct tile must fit shared memory", test_direct_tile_must_fit_shared_memory},
         {"direct runs are whole units", test_direct_runs_are_whole_units},

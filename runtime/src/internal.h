@@ -218,6 +218,10 @@ void cvc_dgrad_phase_at(const cvc_view *v, int index, cvc_dgrad_phase *out);
  * returns how many there are (more than `max`: the rest were not written). */
 int cvc_dgrad_axis_boxes(const cvc_view *v, int i, cvc_phase_axis *out, int max);
 
+/* Along axis i: the residues with distinct (pixels, taps) (what a phase's launch size depends on),
+ * one phase axis each with count[k] residues sharing it, at most `max`; returns how many there are. */
+int cvc_dgrad_axis_sizes(const cvc_view *v, int i, cvc_phase_axis *out, int *count, int max);
+
 /* One GEMM operand's tensor map: im2col (the activations) or tiled. */
 typedef struct cvc_operand_desc {
     bool im2col;

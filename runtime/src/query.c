@@ -50,6 +50,7 @@
 #include "internal.h"
 
 #define DEFAULT_SMS 132
+#define SIZE_CLASSES 16                           /* distinct stride-phase sizes an axis priced one at a time */
 #define PEAK_FLOP_PER_SM_US (787e6 / DEFAULT_SMS) /* bf16 dense GEMM, per SM per microsecond */
 #define MMA_EFF 1.08                              /* measured stage rate over the GEMM peak */
 #define MMA_EFF_N256 0.93                         /* ... for warpgroups 256 columns wide */
@@ -184,20 +185,37 @@ static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     tile_costs(e, v, &stage_us, &fixed_us);
     const double tile_us = (double)split_iters * stage_us + fixed_us;
     double compute_us = (double)waves * tile_us;
-    if (k->op == CONVCAT_DGRAD && v->phases > 1) {   /* strided dgrad: a launch per stride phase */
+    if (k->op == CONVCAT_DGRAD && v->phases > 1) {
+        /* Strided dgrad: a launch per stride phase, whose size depends on its axes' (pixels, taps)
+         * alone; the phases are every combination of the axes' residues, so each combination of
+         * distinct axis sizes is priced once, times the phases that have it (with more than
+         * SIZE_CLASSES on an axis: every phase). */
+        cvc_phase_axis size[3][SIZE_CLASSES];
+        int count[3][SIZE_CLASSES], ns[3];
+        bool every = false;
+        for (int a = 0; a < 3; ++a) {
+            ns[a] = cvc_dgrad_axis_sizes(v, a, size[a], count[a], SIZE_CLASSES);
+            every |= ns[a] > SIZE_CLASSES;
+        }
+        const int combos = every ? v->phases : ns[0] * ns[1] * ns[2];
         compute_us = 0.0;
-        for (int i = 0; i < v->phases; ++i) {
+        for (int i = 0; i < combos; ++i) {
             cvc_dgrad_phase ph;
+            double phases = 1.0;
+            if (every)
+                cvc_dgrad_phase_at(v, i, &ph);
+            else
+                for (int a = 0, c = i; a < 3; c /= ns[a], ++a)
+                    ph.axis[a] = size[a][c % ns[a]], phases *= count[a][c % ns[a]];
             cvc_params kp = {0};
-            cvc_dgrad_phase_at(v, i, &ph);
             cvc_phase_params(e, v, &ph, &kp);   /* the plan's own numbers for the launch */
             if (kp.k_iters == 0) {   /* KEY_fill writes the phase's dx pixels */
-                compute_us += (double)kp.gemm_m * p->c * v->out_bytes / DRAM_BYTES_PER_US + PHASE_LAUNCH_US;
+                compute_us += phases * ((double)kp.gemm_m * p->c * v->out_bytes / DRAM_BYTES_PER_US + PHASE_LAUNCH_US);
                 continue;
             }
             const int64_t ctas = (int64_t)kp.cluster_tiles_m * kp.cluster_tiles_n * cluster;
-            compute_us += (double)waves_of(ctas, sms, cluster) * ((double)kp.k_iters * stage_us + fixed_us) +
-                          PHASE_LAUNCH_US;
+            compute_us += phases * ((double)waves_of(ctas, sms, cluster) * ((double)kp.k_iters * stage_us + fixed_us) +
+                                    PHASE_LAUNCH_US);
         }
     }
     /* x, w and y each move once (one of them is the op's output, its rows maybe in segments). */

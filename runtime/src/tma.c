@@ -190,6 +190,27 @@ int cvc_dgrad_axis_boxes(const cvc_view *v, int i, cvc_phase_axis *out, int max)
     return count;
 }
 
+int cvc_dgrad_axis_sizes(const cvc_view *v, int i, cvc_phase_axis *out, int *count, int max)
+{
+    const int ax = 2 - i, st = v->p.stride[ax], n = st < v->in[ax] ? st : v->in[ax];
+    int classes = 0;
+    for (int ph = 0; ph < n; ++ph) {
+        cvc_phase_axis x;
+        phase_axis(v, i, ph, &x);
+        int k = 0;
+        while (k < classes && k < max && !(out[k].pixels == x.pixels && out[k].taps == x.taps))
+            ++k;
+        if (k < classes && k < max) {
+            ++count[k];
+            continue;
+        }
+        if (classes < max)
+            out[classes] = x, count[classes] = 1;
+        ++classes;
+    }
+    return classes;
+}
+
 void cvc_tma_dgrad_a(const cvc_entry *e, const cvc_view *v, const cvc_dgrad_phase *ph, cvc_im2col_desc *a)
 {
     const convcat_problem *p = &v->p;
