@@ -841,13 +841,14 @@ static void test_dgrad_phase_boxes_stand_for_every_phase(void)
     memset(p.pad_lo, 0, sizeof p.pad_lo);
     memset(p.pad_hi, 0, sizeof p.pad_hi);
     p.stride[1] = p.stride[2] = 16;
-    cvc_phase_axis box[4];
-    CU_ASSERT_EQUAL(cvc_dgrad_axis_boxes(unit_view(&p), 0, box, 4), 1);
-    CU_ASSERT_EQUAL(cvc_dgrad_axis_boxes(unit_view(&p), 1, box, 4), 1);
+    cvc_phase_classes boxes;
+    cvc_dgrad_phase_classes(unit_view(&p), CVC_PHASE_BOX, &boxes);
+    CU_ASSERT_TRUE(boxes.n[0] == 1 && boxes.n[1] == 1 && boxes.visits == 1);
 }
 
 /* The query model prices a strided dgrad's phases by their axes' distinct (pixels, taps): the
- * classes' counts add up to the axis's residues, and every residue's sizes are a class. */
+ * classes' counts add up to the axis's residues, the visits stand for every phase once, every
+ * residue's sizes are one class, and a phase's index comes back from the phase. */
 static void test_dgrad_phase_sizes_count_every_residue(void)
 {
     uint64_t r = 777;
@@ -861,20 +862,27 @@ static void test_dgrad_phase_sizes_count_every_residue(void)
         cvc_view v;
         if (cvc_view_make(&p, &v, NULL, 0) != CONVCAT_OK)
             continue;
-        cvc_phase_axis size[64];
-        int count[64] = {0};
-        const int classes = cvc_dgrad_axis_sizes(&v, 0, size, count, 64), residues = v.phases;
-        CU_ASSERT_TRUE_FATAL(classes >= 1 && classes <= 64);
+        cvc_phase_classes sizes;
+        cvc_dgrad_phase_classes(&v, CVC_PHASE_SIZE, &sizes);
+        const int classes = sizes.n[0], residues = v.phases;
+        CU_ASSERT_TRUE_FATAL(classes >= 1 && classes <= CVC_PHASE_CLASSES && !sizes.every);
         int total = 0;
         for (int k = 0; k < classes; ++k)
-            total += count[k];
+            total += sizes.count[0][k];
         CU_ASSERT_EQUAL(total, residues);
+        int64_t visited = 0;   /* the visits stand for every phase once */
+        for (int i = 0; i < sizes.visits; ++i) {
+            cvc_dgrad_phase ph;
+            visited += cvc_dgrad_phase_visit(&v, &sizes, i, &ph);
+        }
+        CU_ASSERT_EQUAL(visited, residues);
         for (int i = 0; i < residues; ++i) {
             cvc_dgrad_phase ph;
             cvc_dgrad_phase_at(&v, i, &ph);
+            CU_ASSERT_EQUAL(cvc_dgrad_phase_index(&v, &ph), i);
             int hits = 0;
             for (int k = 0; k < classes; ++k)
-                hits += size[k].pixels == ph.axis[0].pixels && size[k].taps == ph.axis[0].taps;
+                hits += sizes.axis[0][k].pixels == ph.axis[0].pixels && sizes.axis[0][k].taps == ph.axis[0].taps;
             CU_ASSERT_EQUAL(hits, 1);
         }
     }

@@ -159,6 +159,7 @@ typedef struct cvc_view {
     int a_bytes, b_bytes, out_bytes;
     bool strided;             /* a stride > 1 */
     int phases;               /* dgrad: stride phases that have dx pixels (1 at unit stride) */
+    int axis_phases[3];       /* dgrad: the residues of each axis, W, H, D, whose product `phases` is */
     bool patch;               /* a patch convolution (a stride > 1, stride = filter and input = output x
                                * stride on every axis, no padding, dilation only on 1-tap axes): each x
                                * pixel is in one tap of one output pixel, and a filter row's taps read
@@ -213,14 +214,30 @@ typedef struct cvc_dgrad_phase {
 /* Phase `index` of the view's dgrad problem (0 <= index < v->phases), W fastest. */
 void cvc_dgrad_phase_at(const cvc_view *v, int index, cvc_dgrad_phase *out);
 
-/* Along axis i (0 W, 1 H, 2 D): the residues of the view's dgrad phases with distinct dy boxes
- * ((lower, upper) and the taps' reach), one phase axis each, in residue order, at most `max`;
- * returns how many there are (more than `max`: the rest were not written). */
-int cvc_dgrad_axis_boxes(const cvc_view *v, int i, cvc_phase_axis *out, int max);
+/* A strided dgrad's phases grouped by what a use of them depends on: along each axis the
+ * residues with distinct keys (CVC_PHASE_BOX: the dy box, (lower, upper) and the taps' reach;
+ * CVC_PHASE_SIZE: the launch's (pixels, taps)), in residue order, each with how many residues
+ * share it.  The phases are every combination of the axes' residues, so a visit of each
+ * combination of classes, weighted by the phases it stands for, sees what every phase would; with
+ * more than CVC_PHASE_CLASSES classes on an axis the visits are the phases themselves, weight 1. */
+#define CVC_PHASE_CLASSES 16
+typedef enum cvc_phase_key { CVC_PHASE_BOX, CVC_PHASE_SIZE } cvc_phase_key;
+typedef struct cvc_phase_classes {
+    cvc_phase_axis axis[3][CVC_PHASE_CLASSES];   /* W, H, D */
+    int count[3][CVC_PHASE_CLASSES];
+    int n[3];          /* classes an axis (more than CVC_PHASE_CLASSES: not all written) */
+    int visits;        /* combinations of classes, or the phases */
+    bool every;
+} cvc_phase_classes;
 
-/* Along axis i: the residues with distinct (pixels, taps) (what a phase's launch size depends on),
- * one phase axis each with count[k] residues sharing it, at most `max`; returns how many there are. */
-int cvc_dgrad_axis_sizes(const cvc_view *v, int i, cvc_phase_axis *out, int *count, int max);
+void cvc_dgrad_phase_classes(const cvc_view *v, cvc_phase_key key, cvc_phase_classes *c);
+
+/* Visit i (0 <= i < c->visits): a phase standing for its combination of classes; returns how many
+ * phases it stands for. */
+int64_t cvc_dgrad_phase_visit(const cvc_view *v, const cvc_phase_classes *c, int i, cvc_dgrad_phase *ph);
+
+/* The index of phase `ph` (the inverse of cvc_dgrad_phase_at). */
+int cvc_dgrad_phase_index(const cvc_view *v, const cvc_dgrad_phase *ph);
 
 /* One GEMM operand's tensor map: im2col (the activations) or tiled. */
 typedef struct cvc_operand_desc {

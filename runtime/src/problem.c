@@ -110,12 +110,14 @@ convcat_status cvc_view_make(const convcat_problem *p, cvc_view *v, char *why, s
     v->b_bytes = cvc_dtype_bytes(p->b_type);
     v->out_bytes = cvc_dtype_bytes(p->out_type);
     v->phases = 1;
+    v->axis_phases[0] = v->axis_phases[1] = v->axis_phases[2] = 1;
     if (p->op == CONVCAT_DGRAD) {   /* a product of three ints: in 64 bits, held at INT32_MAX past it */
         int64_t phases = 1;
-        const int per_axis[3] = {axis_phases(p->w, p->stride[2]), axis_phases(p->h, p->stride[1]),
-                                 axis_phases(p->d, p->stride[0])};
+        v->axis_phases[0] = axis_phases(p->w, p->stride[2]);
+        v->axis_phases[1] = axis_phases(p->h, p->stride[1]);
+        v->axis_phases[2] = axis_phases(p->d, p->stride[0]);
         for (int a = 0; a < 3; ++a) {
-            phases *= per_axis[a];
+            phases *= v->axis_phases[a];
             if (phases > INT32_MAX)
                 phases = INT32_MAX;
         }

@@ -50,7 +50,6 @@
 #include "internal.h"
 
 #define DEFAULT_SMS 132
-#define SIZE_CLASSES 16                           /* distinct stride-phase sizes an axis priced one at a time */
 #define PEAK_FLOP_PER_SM_US (787e6 / DEFAULT_SMS) /* bf16 dense GEMM, per SM per microsecond */
 #define MMA_EFF 1.08                              /* measured stage rate over the GEMM peak */
 #define MMA_EFF_N256 0.93                         /* ... for warpgroups 256 columns wide */
@@ -185,28 +184,13 @@ static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     tile_costs(e, v, &stage_us, &fixed_us);
     const double tile_us = (double)split_iters * stage_us + fixed_us;
     double compute_us = (double)waves * tile_us;
-    if (k->op == CONVCAT_DGRAD && v->phases > 1) {
-        /* Strided dgrad: a launch per stride phase, whose size depends on its axes' (pixels, taps)
-         * alone; the phases are every combination of the axes' residues, so each combination of
-         * distinct axis sizes is priced once, times the phases that have it (with more than
-         * SIZE_CLASSES on an axis: every phase). */
-        cvc_phase_axis size[3][SIZE_CLASSES];
-        int count[3][SIZE_CLASSES], ns[3];
-        bool every = false;
-        for (int a = 0; a < 3; ++a) {
-            ns[a] = cvc_dgrad_axis_sizes(v, a, size[a], count[a], SIZE_CLASSES);
-            every |= ns[a] > SIZE_CLASSES;
-        }
-        const int combos = every ? v->phases : ns[0] * ns[1] * ns[2];
+    if (k->op == CONVCAT_DGRAD && v->phases > 1) {   /* strided dgrad: a launch per stride phase */
+        cvc_phase_classes sizes;   /* a launch's cost depends on its phase's sizes alone */
+        cvc_dgrad_phase_classes(v, CVC_PHASE_SIZE, &sizes);
         compute_us = 0.0;
-        for (int i = 0; i < combos; ++i) {
+        for (int i = 0; i < sizes.visits; ++i) {
             cvc_dgrad_phase ph;
-            double phases = 1.0;
-            if (every)
-                cvc_dgrad_phase_at(v, i, &ph);
-            else
-                for (int a = 0, c = i; a < 3; c /= ns[a], ++a)
-                    ph.axis[a] = size[a][c % ns[a]], phases *= count[a][c % ns[a]];
+            const double phases = (double)cvc_dgrad_phase_visit(v, &sizes, i, &ph);
             cvc_params kp = {0};
             cvc_phase_params(e, v, &ph, &kp);   /* the plan's own numbers for the launch */
             if (kp.k_iters == 0) {   /* KEY_fill writes the phase's dx pixels */

@@ -14,9 +14,6 @@
 
 static const char *const axis_name[3] = {"D", "H", "W"};
 
-/* Distinct dy boxes along an axis that the TMA check takes one at a time (more: every phase). */
-#define BOX_CLASSES 16
-
 /* The most stride phases a strided dgrad may have (64 x 64). */
 #define CVC_MAX_PHASES 4096
 
@@ -38,31 +35,16 @@ static convcat_status check_operands(const cvc_entry *e, const cvc_view *v, char
         if (ops[i]->im2col ? !cvc_im2col_desc_valid(&ops[i]->i, tma_why, sizeof tma_why)
                            : !cvc_tiled_desc_valid(&ops[i]->t, tma_why, sizeof tma_why))
             REFUSE(CVC_RULE_TMA, "%s: %s", role[e->k.op][i], tma_why);
-    if (e->k.op == CONVCAT_DGRAD && v->phases > 1) {
-        /* Every stride phase reads dy through its own box, which depends on its axes' boxes alone;
-         * the phases are every combination of the axes' residues, so each combination of distinct
-         * axis boxes is checked once (with more than BOX_CLASSES on an axis: every phase). */
-        cvc_phase_axis box[3][BOX_CLASSES];
-        int nb[3], per_axis[3];
-        bool every = false;
-        for (int a = 0; a < 3; ++a) {
-            nb[a] = cvc_dgrad_axis_boxes(v, a, box[a], BOX_CLASSES);
-            per_axis[a] = v->p.stride[2 - a] < v->in[2 - a] ? v->p.stride[2 - a] : v->in[2 - a];
-            every |= nb[a] > BOX_CLASSES;
-        }
-        const int combos = every ? v->phases : nb[0] * nb[1] * nb[2];
-        for (int i = 0; i < combos; ++i) {
+    if (e->k.op == CONVCAT_DGRAD && v->phases > 1) {   /* every stride phase reads dy through its own box */
+        cvc_phase_classes boxes;
+        cvc_dgrad_phase_classes(v, CVC_PHASE_BOX, &boxes);
+        for (int i = 0; i < boxes.visits; ++i) {
             cvc_dgrad_phase ph;
-            if (every)
-                cvc_dgrad_phase_at(v, i, &ph);
-            else
-                for (int a = 0, k = i; a < 3; k /= nb[a], ++a)
-                    ph.axis[a] = box[a][k % nb[a]];
+            cvc_dgrad_phase_visit(v, &boxes, i, &ph);
             cvc_im2col_desc d;
             cvc_tma_dgrad_a(e, v, &ph, &d);
             if (!cvc_im2col_desc_valid(&d, tma_why, sizeof tma_why))
-                REFUSE(CVC_RULE_TMA, "dy, stride phase %d: %s",
-                       ph.axis[0].ph + per_axis[0] * (ph.axis[1].ph + per_axis[1] * ph.axis[2].ph), tma_why);
+                REFUSE(CVC_RULE_TMA, "dy, stride phase %d: %s", cvc_dgrad_phase_index(v, &ph), tma_why);
         }
     }
     cvc_tiled_desc y;

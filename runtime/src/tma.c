@@ -160,7 +160,7 @@ static void phase_axis(const cvc_view *v, int i, int ph, cvc_phase_axis *x)
 void cvc_dgrad_phase_at(const cvc_view *v, int index, cvc_dgrad_phase *out)
 {
     for (int i = 0; i < 3; ++i) {
-        const int ax = 2 - i, st = v->p.stride[ax], n = st < v->in[ax] ? st : v->in[ax];
+        const int n = v->axis_phases[i];
         phase_axis(v, i, index % n, &out->axis[i]);
         index /= n;
     }
@@ -171,44 +171,55 @@ static int64_t phase_reach(const cvc_phase_axis *x)
     return x->taps > 0 ? (int64_t)(x->taps - 1) * x->dil : 0;
 }
 
-int cvc_dgrad_axis_boxes(const cvc_view *v, int i, cvc_phase_axis *out, int max)
+static bool same_class(cvc_phase_key key, const cvc_phase_axis *a, const cvc_phase_axis *b)
 {
-    const int ax = 2 - i, st = v->p.stride[ax], n = st < v->in[ax] ? st : v->in[ax];
-    int count = 0;
-    for (int ph = 0; ph < n; ++ph) {
-        cvc_phase_axis x;
-        phase_axis(v, i, ph, &x);
-        bool seen = false;
-        for (int k = 0; k < count && k < max && !seen; ++k)
-            seen = out[k].lower == x.lower && out[k].upper == x.upper && phase_reach(&out[k]) == phase_reach(&x);
-        if (seen)
-            continue;
-        if (count < max)
-            out[count] = x;
-        ++count;
-    }
-    return count;
+    if (key == CVC_PHASE_SIZE)
+        return a->pixels == b->pixels && a->taps == b->taps;
+    return a->lower == b->lower && a->upper == b->upper && phase_reach(a) == phase_reach(b);
 }
 
-int cvc_dgrad_axis_sizes(const cvc_view *v, int i, cvc_phase_axis *out, int *count, int max)
+void cvc_dgrad_phase_classes(const cvc_view *v, cvc_phase_key key, cvc_phase_classes *c)
 {
-    const int ax = 2 - i, st = v->p.stride[ax], n = st < v->in[ax] ? st : v->in[ax];
-    int classes = 0;
-    for (int ph = 0; ph < n; ++ph) {
-        cvc_phase_axis x;
-        phase_axis(v, i, ph, &x);
-        int k = 0;
-        while (k < classes && k < max && !(out[k].pixels == x.pixels && out[k].taps == x.taps))
-            ++k;
-        if (k < classes && k < max) {
-            ++count[k];
-            continue;
+    c->every = false;
+    for (int i = 0; i < 3; ++i) {
+        int classes = 0;
+        for (int ph = 0; ph < v->axis_phases[i]; ++ph) {
+            cvc_phase_axis x;
+            phase_axis(v, i, ph, &x);
+            int k = 0;
+            while (k < classes && k < CVC_PHASE_CLASSES && !same_class(key, &c->axis[i][k], &x))
+                ++k;
+            if (k < classes && k < CVC_PHASE_CLASSES) {
+                ++c->count[i][k];
+                continue;
+            }
+            if (classes < CVC_PHASE_CLASSES)
+                c->axis[i][classes] = x, c->count[i][classes] = 1;
+            ++classes;
         }
-        if (classes < max)
-            out[classes] = x, count[classes] = 1;
-        ++classes;
+        c->n[i] = classes;
+        c->every |= classes > CVC_PHASE_CLASSES;
     }
-    return classes;
+    c->visits = c->every ? v->phases : c->n[0] * c->n[1] * c->n[2];
+}
+
+int64_t cvc_dgrad_phase_visit(const cvc_view *v, const cvc_phase_classes *c, int i, cvc_dgrad_phase *ph)
+{
+    if (c->every) {
+        cvc_dgrad_phase_at(v, i, ph);
+        return 1;
+    }
+    int64_t phases = 1;
+    for (int a = 0; a < 3; i /= c->n[a], ++a) {
+        ph->axis[a] = c->axis[a][i % c->n[a]];
+        phases *= c->count[a][i % c->n[a]];
+    }
+    return phases;
+}
+
+int cvc_dgrad_phase_index(const cvc_view *v, const cvc_dgrad_phase *ph)
+{
+    return ph->axis[0].ph + v->axis_phases[0] * (ph->axis[1].ph + v->axis_phases[1] * ph->axis[2].ph);
 }
 
 void cvc_tma_dgrad_a(const cvc_entry *e, const cvc_view *v, const cvc_dgrad_phase *ph, cvc_im2col_desc *a)
