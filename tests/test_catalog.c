@@ -685,6 +685,10 @@ static void test_derived_fields_are_range_checked(void)
     REFUSE_THEN_OPEN(f, d, BLOCK_STRIP, 3, 1, block);
     REFUSE_THEN_OPEN(f, d, BLOCK_RUN, 255, 0, block);   /* a run unit past the block's rows */
     REFUSE_THEN_OPEN(f, d, GROUPS_MODE, CVC_GROUPS_ANY, CVC_GROUPS_DEPTHWISE, block);
+    /* ... and its groups: one channel, and c = k up to a thread's vector (wgrad: to 256). */
+    const uint64_t mask = IX_GET(record(orig, d), GROUP_C_MASK);
+    REFUSE_THEN_OPEN(f, d, GROUP_C_MASK, mask & ~1ull, mask, block);
+    REFUSE_THEN_OPEN(f, d, GROUP_C_MASK, mask | (IX_GET(record(orig, d), OP) == CONVCAT_WGRAD ? 512 : 2 * vec), mask, block);
     /* A diagonal wgrad entry may take the mode away (it then runs groups = 1 only). */
     if (IX_GET(record(orig, w), GROUPS_MODE) == CVC_GROUPS_DIAGONAL)
         REFUSE_THEN_OPEN(f, w, GROUPS_MODE, CVC_GROUPS_ANY, CVC_GROUPS_NONE, "pointer-family group support");

@@ -125,6 +125,15 @@ class DirectRules(unittest.TestCase):
         self.assertEqual(v["vec_mask"], 0b1111)
         self.assertEqual(space.index_values(key("sm90a_fprop_2d_f32_f32_f32_f32_4x16x32_s1_c1x1_direct"))["vec_mask"],
                          0b111)
+        # groups of c = k channels where c divides a thread's vector (fprop, dgrad): 1, 2, 4, 8 for
+        # 16-bit types, 1, 2, 4 for 32-bit; wgrad every even c (2, 4, 8), sm100a one channel a group
+        self.assertEqual(v["group_c_mask"], 0b1111)
+        self.assertEqual(space.index_values(key("sm90a_dgrad_2d_f32_f32_f32_f32_4x16x32_s1_c1x1_direct"))["group_c_mask"],
+                         0b111)
+        self.assertEqual(space.index_values(key("sm90a_wgrad_2d_f32_f32_f32_f32_4x16x32_s1_c1x1_direct"))["group_c_mask"],
+                         0b1111)
+        self.assertEqual(space.index_values(key("sm100a_fprop_2d_bf16_bf16_f32_bf16_4x16x64_s1_c1x1_direct"))["group_c_mask"],
+                         0b1)
 
     def test_verified_follows_the_arch_and_family(self):
         for k in (self.BASE, GatherRules.BASE, "sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop"):

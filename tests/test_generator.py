@@ -306,8 +306,9 @@ class Validity(unittest.TestCase):
                 self.assertValid(k)
                 v = space.index_values(k)
                 self.assertEqual(mode[v["groups_mode"]], want)
-                self.assertEqual(v["group_c_mask"], sum(1 << c.bit_length() - 1 for c in (8, 16, 32, 64))
-                                 if want == "diagonal" else 0)
+                # direct: one channel a group, and c = k = 2, 4, 8 (bf16: 8 channels a thread)
+                widths = {"diagonal": (8, 16, 32, 64), "depthwise": (1, 2, 4, 8)}
+                self.assertEqual(v["group_c_mask"], sum(1 << c.bit_length() - 1 for c in widths.get(want, ())))
                 self.assertEqual(want == "diagonal", space.groups_wgrad(k) and space.family(k) == "tma")
                 # sm90a's grouped wgrad splits its K loop too (KEY_reduce adds the diagonal blocks)
                 self.assertEqual(bool(v["flags"] & index.FLAG_BITS["GROUPED_SPLITS"]),

@@ -576,6 +576,37 @@ static const grouped_shape depthwise_3d[] = {
     DW(2, 5, 6, 7, 5, 1, 3, 3, 3, V3(1, 1, 1), V3(1, 1, 1), V3(1, 2, 2), V3(1, 1, 1)),      /* C = 5, stride 2 */
 };
 
+/* ---- small groups (the direct family): c = k = 2, 4 or 8 channels a group --------------------- */
+
+static const grouped_shape small_groups_2d[] = {
+    GK2(4, 14, 14, 128, 128, 32, 3, 3, 1, 1, 1),    /* c = 4: ResNeXt's first stage */
+    GK2(2, 15, 17, 128, 128, 32, 3, 3, 1, 2, 1),    /* c = 4, stride 2 */
+    GK2(2, 11, 13, 64, 64, 8, 3, 3, 1, 1, 1),       /* c = 8 */
+    GK2(2, 16, 15, 256, 256, 32, 3, 3, 1, 2, 1),    /* c = 8, stride 2 */
+    GK2(2, 10, 9, 32, 32, 16, 3, 3, 1, 1, 1),       /* c = 2 */
+    GK2(2, 12, 12, 64, 64, 16, 5, 5, 4, 1, 2),      /* c = 4, 5x5 dilation 2 */
+    GK2(2, 9, 11, 12, 12, 3, 3, 3, 1, 1, 1),        /* c = 4, C = 12: channels in no whole vectors */
+    GK2(2, 13, 9, 24, 24, 3, 3, 3, 1, 1, 1),        /* c = 8, C = 24 */
+    GK2(2, 11, 10, 32, 32, 8, 4, 4, 1, 3, 1),       /* c = 4, 4x4 stride 3 */
+    {16, {2, 1, 9, 11, 64, 64, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE}},
+    /* ^ c = 4, alpha and beta */
+    {8, {2, 1, 9, 9, 64, 64, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 1, CONVCAT_ACT_RELU}},
+    /* ^ c = 8, bias and ReLU (fprop; dgrad runs it plain) */
+    {32, {2, 1, 13, 11, 128, 128, 1, 3, 3, {0, 0, 1}, {0, 2, 1}, {1, 2, 1}, {1, 1, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}},
+    /* ^ c = 4, asymmetric padding, strides 2 x 1 */
+};
+
+static const grouped_shape small_groups_1d[] = {
+    GK1(2, 57, 64, 64, 16, 3, 1, 1, 1),             /* c = 4 */
+    GK1(2, 99, 64, 64, 8, 5, 2, 2, 1),              /* c = 8, stride 2 */
+    GK1(2, 64, 32, 32, 16, 7, 6, 1, 2),             /* c = 2, dilation 2 */
+};
+
+static const grouped_shape small_groups_3d[] = {
+    GK3(2, 5, 7, 9, 64, 64, 16, 3, 1, 1, 1),        /* c = 4, 3x3x3 */
+    GK3(2, 6, 9, 11, 64, 64, 8, 3, 1, 2, 1),        /* c = 8, stride 2 */
+};
+
 /* ---- the lists by op and dims, and the problems of the checker and autotune tests */
 
 typedef struct shape_list {
@@ -598,6 +629,7 @@ static const shape_list wgrad_tf32_lists[3] = {LIST(wgrad_tf32_1d), LIST(wgrad_t
 static const grouped_list any_groups[3] = {LIST(any_groups_1d), LIST(any_groups_2d), LIST(any_groups_3d)};
 static const shape_list odd_channels[3] = {LIST(odd_channels_1d), LIST(odd_channels_2d), LIST(odd_channels_3d)};
 static const grouped_list depthwise[3] = {LIST(depthwise_1d), LIST(depthwise_2d), LIST(depthwise_3d)};
+static const grouped_list small_groups[3] = {LIST(small_groups_1d), LIST(small_groups_2d), LIST(small_groups_3d)};
 
 /* The checker's problems: many outputs (>= 100k), each a sum of few enough
  * terms (|ref| ~ 10) that a wrong 100 is always an outlier. */
@@ -653,6 +685,8 @@ static long long direct_by_design;   /* depthwise problems a direct kernel's til
  * (and passed); and which (op, dims, type) have direct kernels.  Every depthwise problem must have
  * run on one of its family's kernels: a refusal by design is only a refusal of one block size. */
 static char direct_ran[3][3][8][32], direct_kernels[3][3][8];
+/* The same for the small-group problems on direct kernels, [op][dims - 1][A type][problem]. */
+static char group_ran[3][3][8][16];
 static size_t first_kernel[3] = {(size_t)-1, (size_t)-1, (size_t)-1};   /* per op: the checker's and autotune's */
 
 static const char *const op_names[3] = {"fprop", "dgrad", "wgrad"};
@@ -704,7 +738,8 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
         return 0;
     }
     if (e->family == CONVCAT_FAMILY_DIRECT && convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK &&
-        (strstr(why, "bytes of shared memory") || strstr(why, "units of taps, more than"))) {
+        (strstr(why, "bytes of shared memory") || strstr(why, "units of taps, more than") ||
+         (p.groups > 1 && strstr(why, "this direct kernel takes one channel per group, or")))) {
         ++direct_by_design;   /* a smaller block (or fewer channels a block) of the family takes it */
         return 0;
     }
@@ -920,6 +955,19 @@ static void test_kernel(void)
             printf("\n  %s ran %d depthwise problems: fewer than 3", key, ran);
         }
         CU_ASSERT_TRUE(ran >= 3);
+        const grouped_list *sg = &small_groups[e.dims - 1];   /* problems 450.. */
+        int small = 0;
+        for (size_t i = 0; i < sg->count; ++i) {
+            shape sh = sg->shapes[i].sh;
+            if (e.op != CONVCAT_FPROP)
+                sh.bias = 0, sh.act = CONVCAT_ACT_NONE;
+            const long long before = failures;
+            if (check_one(index, &e, &sh, sg->shapes[i].groups, 450 + (int)i) && failures == before) {
+                ++small;
+                group_ran[e.op][e.dims - 1][e.a_type & 7][i] = 1;
+            }
+        }
+        printf("(%d small-group problems run) ", small);
         return;
     }
     for (size_t i = 0; i < set->count; ++i)
@@ -1004,17 +1052,19 @@ static int lists_are_valid(void)
                     ++bad;
                 }
             }
-            const grouped_list *gl[2] = {&any_groups[dims - 1], &depthwise[dims - 1]};
-            for (int j = 0; j < 2; ++j)
+            const grouped_list *gl[3] = {&any_groups[dims - 1], &depthwise[dims - 1], &small_groups[dims - 1]};
+            for (int j = 0; j < 3; ++j)
                 for (size_t i = 0; i < gl[j]->count; ++i) {
                     const grouped_shape *gs = &gl[j]->shapes[i];
                     convcat_problem p = problem_for((convcat_op)op, dims, CONVCAT_BF16, CONVCAT_BF16, CONVCAT_BF16,
                                                     &gs->sh);
                     p.groups = gs->groups;
                     if (convcat_problem_output(&p, NULL, NULL, NULL) != CONVCAT_OK ||
-                        (j == 1 && gs->groups != gs->sh.c)) {
+                        (j == 1 && gs->groups != gs->sh.c) ||
+                        (j == 2 && (gs->sh.c != gs->sh.k || gs->sh.c / gs->groups > 8 ||
+                                    i >= sizeof group_ran[0][0][0]))) {
                         fprintf(stderr, "test_gpu: %s %dD %s problem %zu is not valid: %s\n", op_names[op], dims,
-                                j ? "depthwise" : "grouped", i, convcat_last_error());
+                                j == 2 ? "small-group" : j ? "depthwise" : "grouped", i, convcat_last_error());
                         ++bad;
                     }
                 }
@@ -1050,6 +1100,33 @@ static void test_every_depthwise_problem_ran_on_a_direct_kernel(void)
                                convcat_dtype_name((convcat_dtype)t), 400 + i);
                         CU_FAIL("a depthwise problem no direct kernel ran");
                     }
+            }
+    printf("(%d problem x kernel kinds) ", checked);
+}
+
+/* After the kernels: each small-group problem ran on at least one direct kernel of every op, dims
+ * and type the catalog has direct kernels for, where fprop's and dgrad's 16-byte vectors hold whole
+ * groups (c = 8: 16-bit types only; wgrad takes every even c). */
+static void test_every_small_group_problem_ran_on_a_direct_kernel(void)
+{
+    int checked = 0;
+    for (int op = 0; op < 3; ++op)
+        for (int d = 0; d < 3; ++d)
+            for (int t = 0; t < 8; ++t) {
+                if (!direct_kernels[op][d][t])
+                    continue;
+                const int vec = op == CONVCAT_WGRAD ? 8 : t == CONVCAT_F32 || t == CONVCAT_TF32 ? 4 : 8;
+                for (size_t i = 0; i < small_groups[d].count; ++i) {
+                    const grouped_shape *gs = &small_groups[d].shapes[i];
+                    if (vec % (gs->sh.c / gs->groups))
+                        continue;
+                    ++checked;
+                    if (!group_ran[op][d][t][i]) {
+                        printf("\n  %s %dD %s small-group problem %zu ran on no direct kernel", op_names[op], d + 1,
+                               convcat_dtype_name((convcat_dtype)t), 450 + i);
+                        CU_FAIL("a small-group problem no direct kernel ran");
+                    }
+                }
             }
     printf("(%d problem x kernel kinds) ", checked);
 }
@@ -1145,6 +1222,8 @@ int main(int argc, char **argv)
                 test_dynamic_entries_of_another_arch_are_refused);
     CU_add_test(CU_add_suite("depthwise coverage", NULL, NULL), "every_depthwise_problem_ran_on_a_direct_kernel",
                 test_every_depthwise_problem_ran_on_a_direct_kernel);
+    CU_add_test(CU_add_suite("small-group coverage", NULL, NULL), "every_small_group_problem_ran_on_a_direct_kernel",
+                test_every_small_group_problem_ran_on_a_direct_kernel);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     const unsigned failed = CU_get_number_of_tests_failed();

@@ -153,7 +153,12 @@ static drawn draw(uint64_t seed, int family, const convcat_entry_info *kinds, si
             }
         p->c = channels(&r, family, e->a_type);
         p->k = channels(&r, family, e->a_type);
-        if (e->groups_mode == 3 || (family == FAM_DIRECT && !chance(&r, 5))) {   /* depthwise */
+        if (e->groups_mode == 3 && chance(&r, 35)) {   /* direct: c = k = 2, 4, 8 a group */
+            static const int cg[] = {2, 4, 8};
+            const int c = cg[uniform(&r, 0, 2)];
+            p->groups = uniform(&r, 1, 12);
+            p->c = p->k = c * p->groups;
+        } else if (e->groups_mode == 3 || (family == FAM_DIRECT && !chance(&r, 5))) {   /* depthwise */
             p->groups = p->c;
             p->k = p->c * uniform(&r, 1, 3);
         } else if (e->groups_mode == 2 && chance(&r, 40)) {   /* gather: any groups dividing C and K */

@@ -345,7 +345,7 @@ static size_t refusals_saying(const convcat_problem *p, const char *text, size_t
 /* A grouped wgrad problem (what `convcat query --op wgrad --groups 8 ...` asks): the wgrad kernels
  * of its dims and types with groups_mode diagonal (tile M == tile N, cluster M 1; the built
  * catalogs, default and ci, have some) or any (gather) run it; the other TMA wgrad kernels take
- * groups = 1 and the depthwise ones one channel per group, and say so.  Changing K != C leaves
+ * groups = 1 and the direct ones one channel per group (or 2, 4, 8), and say so.  Changing K != C leaves
  * the diagonal ones refusing, and fprop groups run on gather kernels only. */
 static void test_grouped_wgrad_query(void)
 {
@@ -376,7 +376,9 @@ static void test_grouped_wgrad_query(void)
                                         k->out == CONVCAT_BF16 &&
                                         (e->groups_mode == CVC_GROUPS_DIAGONAL || e->groups_mode == CVC_GROUPS_ANY));
         said += strstr(rows[i].reason, "groups = 8: this kernel takes groups = 1 (the gather family runs grouped") != NULL;
-        said_depthwise += strstr(rows[i].reason, "C / groups = 16 channels per group; a depthwise kernel takes 1") != NULL;
+        said_depthwise += strstr(rows[i].reason, "C / groups = 16 channels per group; a depthwise kernel takes 1") ||
+                          strstr(rows[i].reason, "16 channels and 16 filters per group; this direct kernel takes one "
+                                                 "channel per group, or 2, 4, 8 of each");
     }
     CU_ASSERT_EQUAL(said, others);
     CU_ASSERT_EQUAL(said_depthwise, depthwise);

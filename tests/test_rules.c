@@ -500,14 +500,20 @@ static void test_groups_mode_of_kernels(void)
         {"sm100a_fprop_2d_bf16_bf16_f32_bf16_128x64x32_s3_c1x1_gather", CVC_GROUPS_ANY},
         {"sm90a_fprop_2d_bf16_bf16_f32_bf16_4x16x64_s1_c1x1_direct", CVC_GROUPS_DEPTHWISE},
         {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_4x16x64_s1_c1x1_direct", CVC_GROUPS_DEPTHWISE},
+        {"sm90a_dgrad_2d_f32_f32_f32_f32_4x16x32_s1_c1x1_direct", CVC_GROUPS_DEPTHWISE},
     };
     for (size_t i = 0; i < CVC_ARRAY_LEN(cases); ++i) {
         const cvc_entry e = unit_entry(cases[i].key);
         if (e.groups_mode != cases[i].mode)
             printf("\n    %s: groups_mode %d, wanted %d", e.key, e.groups_mode, cases[i].mode);
         CU_ASSERT_EQUAL(e.groups_mode, cases[i].mode);
-        /* The diagonal mask holds c = 8, 16, 32, 64 (space.GROUP_CHANNELS); no other mode has one. */
-        CU_ASSERT_EQUAL(e.group_c_mask, cases[i].mode == CVC_GROUPS_DIAGONAL ? 0x78u : 0u);
+        /* The diagonal mask holds c = 8, 16, 32, 64 (space.GROUP_CHANNELS); a direct kernel's holds 1
+         * and the c dividing fprop's and dgrad's 16-byte vector (bf16 2, 4, 8; f32 2, 4), wgrad's even c;
+         * no other mode has one. */
+        const unsigned direct = e.k.op != CONVCAT_WGRAD && e.k.a == CONVCAT_F32 ? 0x7u : 0xfu;
+        CU_ASSERT_EQUAL(e.group_c_mask, cases[i].mode == CVC_GROUPS_DIAGONAL    ? 0x78u
+                                        : cases[i].mode == CVC_GROUPS_DEPTHWISE ? direct
+                                                                                : 0u);
     }
 }
 
@@ -1110,7 +1116,7 @@ static void test_dgrad_stride_phases_are_bounded(void)
 }
 
 /* A direct kernel runs depthwise problems (groups = C, K = C * mult) of its op, strided or not,
- * and refuses any other grouping. */
+ * and groups of c = k = 2, 4 or 8 channels (bf16); any other grouping is refused. */
 static void test_direct_runs_depthwise_problems(void)
 {
     const char *keys[] = {D_FPROP, D_DGRAD, D_WGRAD, D_1D};
@@ -1131,9 +1137,20 @@ static void test_direct_runs_depthwise_problems(void)
         ACCEPT(e, p);
         p = unit_problem(e.k.op, e.k.dims, e.k.a, e.k.out);
         p.c = 64, p.k = 128;
-        BOTH(e, p, groups, 64, 1, "groups = 1, C = 64: a depthwise kernel takes one channel per group (groups = C)");
-        BOTH(e, p, groups, 64, 32, "groups = 32: C / groups = 2 channels per group; a depthwise kernel takes 1");
+        BOTH(e, p, groups, 64, 1, "64 channels and 128 filters per group; this direct kernel takes one "
+                                  "channel per group, or 2, 4, 8 of each");
+        BOTH(e, p, groups, 64, 32, "2 channels and 4 filters per group");
         BOTH(e, p, groups, 64, 3, "groups = 3 must divide C = 64 and K = 128");
+        p.k = 64;   /* c = k */
+        for (int c = 2; c <= 16; c *= 2) {
+            p.groups = 64 / c;
+            if (c <= 8)
+                ACCEPT(e, p);
+            else
+                REFUSE(e, p, "this direct kernel takes one channel per group, or 2, 4, 8 of each");
+        }
+        p.c = p.k = 12, p.groups = 3;   /* c = 4, channels in no whole vectors of 8: whole groups still */
+        ACCEPT(e, p);
     }
 }
 
@@ -1480,7 +1497,7 @@ static void test_gemm_k_iterations_fit_32_bits(void)
 
 /* convcat_check on every entry of the built catalog: its base problem (depthwise for a direct
  * kernel) runs; C = 6 is refused by a TMA kernel (no 16-byte row of any type) and run by a
- * gather one; a direct kernel takes C = 6 as groups = C = 6 and refuses groups = 3. */
+ * gather one; a direct kernel takes C = 6 as groups = C = 6 and refuses groups = 2 (3 channels a group). */
 static void test_check_on_the_real_catalog(void)
 {
     const char *path = unit_env_path("CONVCAT_TEST_CATALOG");
@@ -1519,9 +1536,10 @@ static void test_check_on_the_real_catalog(void)
         } else {   /* the pointer families take any channel count */
             UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_OK);
             if (direct) {
-                p.groups = 3;
+                p.groups = 2;   /* 3 channels a group: no direct kernel's */
                 UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_ERR_UNSUPPORTED);
-                UNIT_ASSERT_MENTIONS(why, "C / groups = 2 channels per group; a depthwise kernel takes 1");
+                UNIT_ASSERT_MENTIONS(why, "groups = 2: ");
+                UNIT_ASSERT_MENTIONS(why, "3 channels");
                 UNIT_ASSERT_MENTIONS(convcat_last_error(), e.key);
                 p.groups = 6;
             }

@@ -1,7 +1,12 @@
-"""The direct family: depthwise convolution (one channel per group) on CUDA cores.
+"""The direct family: depthwise convolution (one channel per group) and groups
+of a few channels (c = k = 2, 4 or 8) on CUDA cores.
 
 Depthwise layers move bytes, not multiply-adds: a direct convolution with f32
-FMAs, one pass over each tensor.
+FMAs, one pass over each tensor.  Groups of c = k channels cost c times the
+multiply-adds on the same bytes, which the tensor cores of the gather family
+waste most of at c <= 8 (a 16-column MMA tile holds c of them): a thread's
+16-byte input vector holds whole groups, each output channel the dot product
+of its group's c inputs with its filter.
 space.py owns the key and the one `is_valid`; for schedule "direct" it hands
 the key to `why_invalid` and `derive` here.  One template,
 templates/direct_conv.cu.j2, serves fprop, dgrad and wgrad on sm_90a and
@@ -16,7 +21,9 @@ wgrad walks rows of dy: each thread sums, over segments of WGRAD_SEG columns
 of a slice of them, the products of WGRAD_VEC channels for a unit of taps
 (one filter row of up to UNIT_TAPS taps), with the row's x window in
 registers for the rows of WGRAD_FAST; the CTA adds its threads' sums in order
-into its slice of the workspace, and KEY_reduce adds the slices.
+into its slice of the workspace, and KEY_reduce adds the slices.  Groups of c
+channels make a tap's outputs K x c: a thread's WGRAD_VEC outputs are two
+channels of one filter, one dy channel times two x channels.
 """
 from __future__ import annotations
 
@@ -61,6 +68,14 @@ PHASED_ARCHES = ("sm90a",)
 # Of those, the square filters whose rows fprop unrolls too (every load of the filter issued early;
 # dgrad's strided path leaves no registers for it).
 WHOLE = ((3, 1), (3, 2))
+# Groups of c = k channels (besides depthwise, c = 1) the kernels take: fprop and dgrad where c
+# divides a thread's vector, wgrad where c is even (a thread's two outputs of a tap are two
+# channels of one filter).  Their compiled paths: 3-tap fast rows (3x3 fprop whole; wgrad's ring);
+# other filters go tap by tap.  (fprop's 3x3 column segments spilled under the register cap with c
+# channels a group.)
+GROUP_C = (2, 4, 8)
+GROUP_ROWS = (3,)
+GROUP_ARCHES = ("sm90a",)     # sm100a builds spilled with them; the gather family takes those groups there
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,6 +132,24 @@ def wgrad_rows() -> list:
     return rows
 
 
+def wgrad_group_rows(key: space.Key) -> list | None:
+    """wgrad of groups of c channels: its fast rows (those of GROUP_ROWS), or None where the kernel
+    takes no such groups."""
+    if key.op != "wgrad" or group_widths(key) == [1]:
+        return None
+    return [f for f in wgrad_rows() if f["s"] in GROUP_ROWS]
+
+
+def wgrad_rings(key: space.Key) -> list:
+    """The ring passes the wgrad template compiles: (taps n, first tap o, stride st), each for
+    depthwise (two dy channels) and, for the rows of wgrad_group_rows, groups (one dy channel)."""
+    if key.op != "wgrad":
+        return []
+    return [dict(n=n, o=o, st=st, grouped=grouped, sfx="_g" if grouped else "", ld_dy="ld_dy1" if grouped else "ld_at")
+            for grouped, rows in ((False, wgrad_rows()), (True, wgrad_group_rows(key) or []))
+            for n, o, st in sorted({(g["n"], g["o"], f["st"]) for f in rows for g in f["passes"]})]
+
+
 def vec(key: space.Key) -> int:
     """Channels of one thread: 16 bytes (fprop, dgrad), WGRAD_VEC (wgrad)."""
     return WGRAD_VEC if key.op == "wgrad" else 16 // space.ELEM_BYTES[key.a]
@@ -157,10 +190,20 @@ def why_invalid(key: space.Key) -> str | None:
     return None
 
 
+def group_widths(key: space.Key) -> list:
+    """Channels a group (c = k) the kernel takes: 1 (depthwise, any filters a group) and, on
+    GROUP_ARCHES, those of GROUP_C that fprop and dgrad hold whole in a thread's vector, and that
+    wgrad reads in whole pairs (a thread's WGRAD_VEC outputs: two channels of one filter)."""
+    if key.arch not in GROUP_ARCHES:
+        return [1]
+    return [1] + [c for c in GROUP_C if (vec(key) % c == 0 if key.op != "wgrad" else c % WGRAD_VEC == 0)]
+
+
 def capabilities(key: space.Key) -> dict:
     cfg = derive(key)
     return dict(family="direct", flags=("SPLITS_K",) if key.op == "wgrad" else (), acc_regs=0, wg_n=0, mma_n=0,
                 c_align=1, k_align=1, max_stride=0, groups_mode="depthwise",
+                group_c_mask=sum(1 << (c.bit_length() - 1) for c in group_widths(key)),
                 vec_mask=sum(1 << (v.bit_length() - 1) for v in (8, 4, 2, 1) if v <= cfg.vec),
                 block_vec=cfg.vec, block_strip=cfg.strip, block_run=col_rows(key), smem_bytes=cfg.smem_bytes, threads=cfg.threads,
                 max_taps=UNIT_TAPS * 64 if key.op == "wgrad" else 0)
@@ -180,7 +223,8 @@ def context(key: space.Key) -> dict:
                                ({cfg.strip + PHASE_TAPS - 1} if phased else set())),
                 phase_taps=PHASE_TAPS if phased else 0, unit_taps=UNIT_TAPS,
                 wfast=wgrad_rows() if key.op == "wgrad" else [], seg=WGRAD_SEG, wring=WGRAD_RING,
-                wrings=[dict(n=n, o=o, st=st) for n, o, st in
-                        sorted({(g["n"], g["o"], f["st"]) for f in wgrad_rows() for g in f["passes"]})] if key.op == "wgrad" else [],
+                wrings=wgrad_rings(key), wgfast=wgrad_group_rows(key),
+                groups=[dict(cg=c, sfx="" if c == 1 else f"_g{c}", x="e" if c == 1 else f"e / {c} * {c} + gi",
+                             rows=[f for f, _ in FAST] if c == 1 else list(GROUP_ROWS)) for c in group_widths(key)],
                 elem_t="float" if eb == 4 else "uint16_t", words=cfg.vec * eb // 4,
                 axes=list(range(3 - key.dims, 3)))

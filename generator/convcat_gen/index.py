@@ -55,7 +55,8 @@ GROUPS_MODE = {
     "diagonal": 1,   # wgrad, K == C, c = C / groups in group_c_mask, dividing tile N: a tile holds whole
                      # c x c diagonal blocks and stores only those
     "any": 2,        # any groups dividing C and K
-    "depthwise": 3,  # C / groups = 1 channel per group, any K / groups filters per group
+    "depthwise": 3,  # C / groups = 1 channel per group, any K / groups filters per group; or c = K / groups
+                     # = C / groups channels and filters per group where group_c_mask has c's bit
 }
 
 # (name, struct code, what it holds).  Order is the byte order of the record.
@@ -101,7 +102,7 @@ RECORD = (
     ("k_align", "H", "K must be a multiple of this"),
     ("max_stride", "B", "largest traversal stride (0: any)"),
     ("groups_mode", "B", "GROUPS_MODE"),
-    ("group_c_mask", "I", "groups_mode diagonal: bit i set where c = 2^i channels per group are taken"),
+    ("group_c_mask", "I", "groups_mode diagonal and depthwise: bit i set where c = 2^i channels per group are taken"),
     ("halo_cols", "B", "halo: output columns of a block"),
     ("halo_reach", "B", "halo: input pixels a block's tile reaches past it (the filter's reach)"),
     ("halo_tile_rows", "H", "halo: rows of a block's input tile"),

@@ -448,8 +448,9 @@ class TestCatalog(unittest.TestCase):
                     rule = f"C = 3: channels must be a multiple of {4 if dt == 'tf32' else 8}"
                     self.assertTrue(tma and all(c.reason.startswith(rule) for c in tma), {c.reason for c in tma})
 
-    def test_grouped_runs_on_the_gather_family(self):
-        """groups 32 of 4 channels: gather kernels (the TMA family takes groups 1)."""
+    def test_grouped_runs_on_the_gather_and_direct_families(self):
+        """groups 32 of 4 channels: gather kernels (the TMA family takes groups 1) and direct ones,
+        which take 2, 4 or 8 channels a group; groups 8 of 16 channels run on gather kernels only."""
         for op in ("fprop", "dgrad", "wgrad"):
             for dt in ("f16", "bf16", "tf32"):
                 with self.subTest(op=op, dtype=dt):
@@ -457,6 +458,9 @@ class TestCatalog(unittest.TestCase):
                     p = self.problem(op=op, dtype=dt, c=128, k=128, groups=32)
                     q, fams = self._families(p)
                     self.assertTrue(fams, q.why_none(p, self.cat.entries))
+                    self.assertIn("gather", fams)
+                    self.assertIn("direct", fams)
+                    q, fams = self._families(self.problem(op=op, dtype=dt, c=128, k=128, groups=8))
                     self.assertEqual(fams[0], "gather")
                     self.assertNotIn("direct", fams)
 

@@ -106,7 +106,9 @@ static convcat_status check_derived(size_t i, const cvc_entry *e)
             BAD("catalog entry %zu (%s): empty tile", i, e->key);
         if (e->family == CVC_FAMILY_DIRECT &&
             (e->block_vec < 1 || e->block_vec > 8 || k->tile_k % e->block_vec || e->block_strip < 1 ||
-             k->tile_n % e->block_strip || e->block_run > k->tile_m || e->groups_mode != CVC_GROUPS_DEPTHWISE))
+             k->tile_n % e->block_strip || e->block_run > k->tile_m || e->groups_mode != CVC_GROUPS_DEPTHWISE ||
+             !(e->group_c_mask & 1u) ||   /* groups of c: fprop/dgrad within a vector, wgrad any even c to 256 */
+             e->group_c_mask >= (k->op == CONVCAT_WGRAD ? 512u : 2u * (unsigned)e->block_vec)))
             BAD("catalog entry %zu (%s): direct block fields disagree with the tile", i, e->key);
         if (e->family == CVC_FAMILY_GATHER && e->groups_mode != CVC_GROUPS_ANY)
             BAD("catalog entry %zu (%s): a gather kernel without any-group support", i, e->key);

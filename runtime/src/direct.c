@@ -1,10 +1,10 @@
-/* direct.c: the direct family (templates/direct_conv.cu.j2, depthwise convolution): its rules,
- * its time model and the parameters of its launches.
+/* direct.c: the direct family (templates/direct_conv.cu.j2: depthwise convolution, and groups of a
+ * few channels, c = k): its rules, its time model and the parameters of its launches.
  *
  * fprop and dgrad compute output blocks (tile M rows x tile N columns x tile K channels), a run
  * of them per CTA, from their channels' filters in shared memory and the input read through
  * L1; wgrad sums slices of dy's rows, dy and x read through L1, into f32 partial sums in the
- * workspace.
+ * workspace, a tap's outputs dw's K x c (c channels a group).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -95,13 +95,21 @@ static void wgrad_groups(const cvc_entry *e, const cvc_view *v, int *units, int 
     *pixel_groups = *unit_groups > 0 ? per_lane / *unit_groups : 0;
 }
 
-/* Shared memory of a launch: fprop and dgrad, the f32 filter table of the CTA's channels (dgrad:
- * one plane per filter of a group); wgrad, the f32 sums of every pixel group and unit of taps
- * (its taps x the CTA's channels), which the CTA adds in order. */
+/* Filters a group that a depthwise dgrad sums a plane each (the kernel's p.mult); groups of
+ * c = k channels take theirs as the table's c inputs a tap. */
+static int planes_of(const cvc_entry *e, const cvc_view *v)
+{
+    return e->k.op == CONVCAT_DGRAD && v->cg == 1 ? v->kg : 1;
+}
+
+/* Shared memory of a launch: fprop and dgrad, the f32 filter table of the CTA's channels (a
+ * depthwise dgrad: one plane per filter of a group; c channels a group: c inputs a tap); wgrad,
+ * the f32 sums of every pixel group and unit of taps (its taps x the CTA's channels), which the CTA
+ * adds in order. */
 static int64_t smem_of(const cvc_entry *e, const cvc_view *v)
 {
     if (e->k.op != CONVCAT_WGRAD)
-        return (e->k.op == CONVCAT_DGRAD ? v->kg : 1) * v->taps * e->k.tile_k * 4;
+        return (int64_t)planes_of(e, v) * v->cg * v->taps * e->k.tile_k * 4;
     int units, ug, pg;
     wgrad_groups(e, v, &units, &ug, &pg);
     return (int64_t)pg * units * WGRAD_UNIT_TAPS * e->k.tile_k * 4;
@@ -117,7 +125,7 @@ convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why
                     "coordinates are below 2^30", axis[a]);
             return CONVCAT_ERR_UNSUPPORTED;
         }
-    if (v->pixels > INT32_MAX || v->in_pixels > INT32_MAX || (int64_t)v->p.k * v->taps > INT32_MAX) {
+    if (v->pixels > INT32_MAX || v->in_pixels > INT32_MAX || (int64_t)v->p.k * v->taps * v->cg > INT32_MAX) {
         cvc_say(why, n, "%lld output pixels: past the direct kernel's 32-bit block index", (long long)v->pixels);
         return CONVCAT_ERR_UNSUPPORTED;
     }
@@ -156,7 +164,8 @@ convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sm
     shape_of(e, v, &s);
     cvc_direct_params d = {0};
     d.n = p->n;
-    d.mult = v->kg;
+    d.mult = v->cg == 1 ? v->kg : 1;   /* filters a group of one channel */
+    d.cg = v->cg;
     d.in_c = s.in_c, d.out_c = s.out_c;
     d.mode = s.mode, d.flip = s.flip;
     for (int a = 0; a < 3; ++a) {
@@ -167,7 +176,8 @@ convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sm
     d.blocks[0] = s.out_ext[0];
     d.blocks[1] = (int32_t)cvc_ceil_div(s.out_ext[1], e->k.tile_m);
     d.blocks[2] = (int32_t)cvc_ceil_div(s.out_ext[2], e->k.tile_n);
-    d.chan_blocks = (int32_t)cvc_ceil_div(s.out_c, e->k.tile_k);
+    /* wgrad's channels are a tap's outputs, K x c */
+    d.chan_blocks = (int32_t)cvc_ceil_div((int64_t)s.out_c * (e->k.op == CONVCAT_WGRAD ? v->cg : 1), e->k.tile_k);
     d.vec = load_vec(e, s.in_c);
     if (e->k.op == CONVCAT_WGRAD) {
         d.vec = load_vec(e, p->c) < load_vec(e, p->k) ? load_vec(e, p->c) : load_vec(e, p->k);
@@ -179,7 +189,7 @@ convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sm
         slices = slices < 1 ? 1 : slices > rows ? rows : slices;
         d.blocks_per_slice = (int32_t)cvc_ceil_div(rows, slices);   /* wgrad: dy rows a slice */
         d.slices = (int32_t)cvc_ceil_div(rows, d.blocks_per_slice);
-        d.out_elems = (int64_t)p->k * v->taps;
+        d.out_elems = (int64_t)p->k * v->taps * v->cg;
         out->workspace_bytes = (size_t)d.slices * (size_t)d.out_elems * sizeof(float);
         /* KEY_reduce: a warp per output, eight a CTA */
         const int64_t rblocks = cvc_ceil_div(d.out_elems, 8);
@@ -213,17 +223,21 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     const double outputs = (double)blocks * e->k.tile_m * e->k.tile_n * e->k.tile_k;
     const double taps = e->k.op == CONVCAT_DGRAD && v->strided ? (double)v->taps / ((double)p->stride[0] * p->stride[1] * p->stride[2])
                                                                : (double)v->taps;
-    const bool fast = e->k.op != CONVCAT_WGRAD && p->dilation[2] == 1 && (p->s == 3 || p->s == 5 || p->s == 7) &&
-                      p->stride[2] <= 2 && !(e->k.op == CONVCAT_DGRAD && v->strided);
+    const bool fast = e->k.op != CONVCAT_WGRAD && p->dilation[2] == 1 &&
+                      (p->s == 3 || (v->cg == 1 && (p->s == 5 || p->s == 7))) && p->stride[2] <= 2 &&
+                      !(e->k.op == CONVCAT_DGRAD && v->strided);
     /* Whole-vector loads: one filter a group and channels in whole vectors (wgrad: of x and dy). */
-    const bool vector = v->kg == 1 && load_vec(e, e->k.op == CONVCAT_DGRAD ? p->k : p->c) == e->block_vec &&
+    const bool vector = (v->kg == 1 || v->kg == v->cg) && load_vec(e, e->k.op == CONVCAT_DGRAD ? p->k : p->c) == e->block_vec &&
                         (e->k.op != CONVCAT_WGRAD || load_vec(e, p->k) == e->block_vec);
-    double compute_us = outputs * taps * FMA_OVERHEAD * (fast ? 0.6 : 1.0) * (vector ? 1.0 : SCALAR_FETCH) /
-                        (FMA_PER_SM_US * sms);
+    /* Instructions a useful FMA: c channels a group share each input's load and conversion c ways
+     * (the filter's loads from shared memory stay one a STRIP of FMAs). */
+    const double per_fma = 1.0 + (FMA_OVERHEAD * (fast ? 0.6 : 1.0) - 1.0) / v->cg;
+    double compute_us = outputs * taps * v->cg * per_fma * (vector ? 1.0 : SCALAR_FETCH) / (FMA_PER_SM_US * sms);
     if (e->k.op == CONVCAT_WGRAD) {
-        /* A thread's steps: a dy pixel for its unit of taps and channel vector; its filter row's x
-         * window stays in registers where the template has the row compiled in (3, 5 or 7 taps at
-         * W stride 1 or 2, dilation 1), else it loads an x pixel a tap.  Idle threads of the CTA
+        /* A thread's steps: a dy pixel for its unit of taps and vector of outputs (K x c a tap);
+         * its filter row's x window stays in registers where the template has the row compiled in
+         * (3 taps, and 5 or 7 depthwise, at W stride 1 or 2, dilation 1), else it loads an x pixel
+         * a tap.  Idle threads of the CTA
          * (units x pixel groups short of its threads) count. */
         int units, ug, pg;
         wgrad_groups(e, v, &units, &ug, &pg);
@@ -231,8 +245,9 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
         const double used = pg > 0 ? (double)ug * pg * lanes / e->threads : 1.0;   /* busy threads */
         const double rounds = ug > 0 ? (double)cvc_ceil_div(units, ug) * ug / units : 1.0;   /* units a thread, rounded up */
         const double unit_taps = v->filt[2] < WGRAD_UNIT_TAPS ? v->filt[2] : WGRAD_UNIT_TAPS;
-        const bool row = p->dilation[2] == 1 && (p->s == 3 || p->s == 5 || p->s == 7) && p->stride[2] <= 2;
-        const double steps = (double)v->pixels * units * cvc_ceil_div(p->k, e->k.tile_k) * lanes;
+        const bool row = p->dilation[2] == 1 && (p->s == 3 || (v->cg == 1 && (p->s == 5 || p->s == 7))) &&
+                         p->stride[2] <= 2;
+        const double steps = (double)v->pixels * units * cvc_ceil_div(p->k * v->cg, e->k.tile_k) * lanes;
         const double passes = row ? (double)cvc_ceil_div(p->s, WGRAD_RING) : 1.0;
         const double per_step = unit_taps * e->block_vec + WGRAD_STEP * passes + (row ? 0.0 : WGRAD_TAP * unit_taps);
         compute_us = steps * rounds * per_step * (vector ? 1.0 : SCALAR_FETCH) / (FMA_PER_SM_US * sms * used * WGRAD_ISSUE);

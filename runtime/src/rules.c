@@ -60,35 +60,54 @@ static convcat_status check_operands(const cvc_entry *e, const cvc_view *v, char
     return CONVCAT_OK;
 }
 
-/* Grouped problems on a TMA kernel (groups_mode diagonal): wgrad, K == C, c = C / groups
- * channels per group in the kernel's group_c_mask, dividing tile N. */
+/* Whether the kernel's group_c_mask takes c channels per group. */
+static bool mask_takes(const cvc_entry *e, int64_t c)
+{
+    return c >= 1 && (c & (c - 1)) == 0 && c <= 256 && (e->group_c_mask >> __builtin_ctzll((unsigned long long)c) & 1u);
+}
+
+/* The mask's channel counts from bit `first` on, "2, 4, 8". */
+static void mask_list(const cvc_entry *e, int first, char *taken, size_t size)
+{
+    size_t used = 0;
+    taken[0] = 0;
+    for (int i = first; i < 32 && used < size; ++i)
+        if (e->group_c_mask >> i & 1u) {
+            const int w = snprintf(taken + used, size - used, "%s%u", used ? ", " : "", 1u << i);
+            used = w < 0 ? size : used + (size_t)w;
+        }
+}
+
+/* Grouped problems: a TMA kernel (groups_mode diagonal) takes wgrad, K == C, c = C / groups channels
+ * per group in the kernel's group_c_mask, dividing tile N; a direct kernel (depthwise) takes one
+ * channel per group (any filters per group), or c = K / groups = C / groups in its mask, at any
+ * groups (1 included). */
 static convcat_status check_groups(const cvc_entry *e, const cvc_view *v, char *why, size_t n, cvc_rule *rule)
 {
     const convcat_problem *p = &v->p;
     const int g = p->groups;
+    char taken[64];   /* the catalog holds at most bits 0..8: "1, 2, ..., 256" */
+    if (e->groups_mode == CVC_GROUPS_DEPTHWISE) {
+        if (v->cg == 1 || (v->kg == v->cg && mask_takes(e, v->cg)))
+            return CONVCAT_OK;
+        mask_list(e, 1, taken, sizeof taken);
+        if (!taken[0])
+            REFUSE(CVC_RULE_GROUPS, "groups = %d: C / groups = %d channels per group; a depthwise kernel takes 1",
+                   g, v->cg);
+        REFUSE(CVC_RULE_GROUPS, "groups = %d: %d channels and %d filters per group; this direct kernel takes one "
+               "channel per group, or %s of each", g, v->cg, v->kg, taken);
+    }
     if (g == 1)
         return CONVCAT_OK;
     switch (e->groups_mode) {
     case CVC_GROUPS_ANY:
         return CONVCAT_OK;
-    case CVC_GROUPS_DEPTHWISE:
-        if (v->cg != 1)
-            REFUSE(CVC_RULE_GROUPS, "groups = %d: C / groups = %d channels per group; a depthwise kernel takes 1",
-                   g, v->cg);
-        return CONVCAT_OK;
     case CVC_GROUPS_DIAGONAL: {
         if (p->k != p->c)
             REFUSE(CVC_RULE_GROUPS, "groups = %d: this kernel's grouped wgrad needs K == C (K = %d, C = %d)", g,
                    p->k, p->c);
-        const bool pow2 = (v->cg & (v->cg - 1)) == 0;   /* cg >= 1; the mask has a bit per power of two */
-        if (!pow2 || !(e->group_c_mask >> __builtin_ctz((unsigned)v->cg) & 1u)) {
-            char taken[64] = "";   /* the catalog holds at most bits 0..8: "1, 2, ..., 256" */
-            size_t used = 0;
-            for (int i = 0; i < 32 && used < sizeof taken; ++i)
-                if (e->group_c_mask >> i & 1u) {
-                    const int w = snprintf(taken + used, sizeof taken - used, "%s%u", used ? ", " : "", 1u << i);
-                    used = w < 0 ? sizeof taken : used + (size_t)w;
-                }
+        if (!mask_takes(e, v->cg)) {
+            mask_list(e, 0, taken, sizeof taken);
             REFUSE(CVC_RULE_GROUPS, "C / groups = %d channels per group: this kernel's grouped wgrad takes %s",
                    v->cg, taken);
         }
@@ -202,9 +221,6 @@ convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why,
     if ((int64_t)p->c + tile > INT32_MAX || (int64_t)p->k + tile > INT32_MAX)
         REFUSE(CVC_RULE_INDEX, "C = %d, K = %d: the kernel's 32-bit channel counters step up to %d past them", p->c,
                p->k, tile);
-    if (e->family == CVC_FAMILY_DIRECT && p->groups != p->c)
-        REFUSE(CVC_RULE_GROUPS, "groups = %d, C = %d: a depthwise kernel takes one channel per group "
-               "(groups = C)", p->groups, p->c);
     switch (e->family) {
     case CVC_FAMILY_TMA: return tma_rules(e, v, why, n, rule);
     case CVC_FAMILY_GATHER: st = cvc_gather_rules(e, v, why, n); break;

@@ -38,6 +38,9 @@
  * ABI 11: cvc_gather_params gains `patch` (a patch convolution's dgrad in one launch), which
  * moves the fields after it; a runtime of ABI 10 would pass them at the wrong offsets.
  *
+ * ABI 12: cvc_direct_params gains `cg` (direct fprop and dgrad of groups of c = k channels); a
+ * runtime of ABI 11 would pass a parameter block without it.
+ *
  * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) take two more
  * parameters after p, the A and B maps of the fallback cluster shape
  * (const __grid_constant__ CUtensorMap tmap_a_fb, tmap_b_fb), read when the
@@ -50,7 +53,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 11
+#define CONVCAT_KERNEL_ABI 12
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
@@ -182,6 +185,7 @@ typedef struct cvc_direct_params {
     int32_t units, unit_groups, pixel_groups;   /* wgrad: units of taps (a filter row, UNIT_TAPS at most),
                                 threads per channel vector (unit_groups x pixel_groups) */
     int32_t vec;             /* elements per load of `in` (and wgrad's dy) */
+    int32_t cg;              /* fprop, dgrad: channels per group (c = k; 1: depthwise, mult filters a group) */
 } cvc_direct_params;
 
 #endif
