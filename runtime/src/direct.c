@@ -30,7 +30,15 @@
                                          C = 32 row: 0.49 a scheduler, bound by load latency at 24 warps an SM);
                                          over the 26 depthwise wgrad rows of networks.txt the model without it
                                          said 0.44x the measured time (0.33-0.63) */
+#define GROUP_WIDE_BLOCK 1.45         /* c > 1 channels a group: blocks of 128 bytes of channels or more ran
+                                         1.45x the time of 32- and 64-byte ones (ResNeXt's 3x3 c = 4 and 8
+                                         layers, fprop and dgrad, H200): their input tiles crowd L1 */
 #define RUN_CTAS_PER_SM 16            /* fprop/dgrad: runs of blocks sized for this many CTAs an SM */
+/* Measured kernel time over the compute model's, by op (H200; the 26 depthwise rows of networks.txt,
+ * bf16 and fp16, heuristic pick: fprop 2.4 (1.5-4.0), dgrad 3.2 (1.8-5.7), wgrad 1.5 (1.2-2.0);
+ * ResNeXt's c = 4 and 8 rows the same within 1.4x): the issue rate the counts above assume is not
+ * reached.  Scaled, the family is priced in the unit of the TMA and gather families. */
+static const double COMPUTE_SCALE[3] = {2.4, 3.2, 1.5};
 #define MAX_RUN 32                    /* ... and at most this many blocks a run */
 
 /* How a direct kernel computes a problem: the blocks' tensor, the input tile (the input a block
@@ -221,8 +229,10 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     const int64_t blocks = (int64_t)p->n * s.out_ext[0] * cvc_ceil_div(s.out_ext[1], e->k.tile_m) *
                            cvc_ceil_div(s.out_ext[2], e->k.tile_n) * cvc_ceil_div(s.out_c, e->k.tile_k);
     const double outputs = (double)blocks * e->k.tile_m * e->k.tile_n * e->k.tile_k;
-    const double taps = e->k.op == CONVCAT_DGRAD && v->strided ? (double)v->taps / ((double)p->stride[0] * p->stride[1] * p->stride[2])
-                                                               : (double)v->taps;
+    /* strided dgrad: depthwise by phases, a dx pixel's taps only; c > 1 visits every tap */
+    const double taps = e->k.op == CONVCAT_DGRAD && v->strided && v->cg == 1
+                            ? (double)v->taps / ((double)p->stride[0] * p->stride[1] * p->stride[2])
+                            : (double)v->taps;
     const bool fast = e->k.op != CONVCAT_WGRAD && p->dilation[2] == 1 &&
                       (p->s == 3 || (v->cg == 1 && (p->s == 5 || p->s == 7))) && p->stride[2] <= 2 &&
                       !(e->k.op == CONVCAT_DGRAD && v->strided);
@@ -232,7 +242,8 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     /* Instructions a useful FMA: c channels a group share each input's load and conversion c ways
      * (the filter's loads from shared memory stay one a STRIP of FMAs). */
     const double per_fma = 1.0 + (FMA_OVERHEAD * (fast ? 0.6 : 1.0) - 1.0) / v->cg;
-    double compute_us = outputs * taps * v->cg * per_fma * (vector ? 1.0 : SCALAR_FETCH) / (FMA_PER_SM_US * sms);
+    double compute_us = outputs * taps * v->cg * per_fma * (vector ? 1.0 : SCALAR_FETCH) / (FMA_PER_SM_US * sms) *
+                        (v->cg > 1 && e->k.tile_k * v->a_bytes >= 128 ? GROUP_WIDE_BLOCK : 1.0);
     if (e->k.op == CONVCAT_WGRAD) {
         /* A thread's steps: a dy pixel for its unit of taps and vector of outputs (K x c a tap);
          * its filter row's x window stays in registers where the template has the row compiled in
@@ -252,6 +263,7 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
         const double per_step = unit_taps * e->block_vec + WGRAD_STEP * passes + (row ? 0.0 : WGRAD_TAP * unit_taps);
         compute_us = steps * rounds * per_step * (vector ? 1.0 : SCALAR_FETCH) / (FMA_PER_SM_US * sms * used * WGRAD_ISSUE);
     }
+    compute_us *= COMPUTE_SCALE[e->k.op];
     /* The tensors once each; the input tiles' halos again (from L2, at half weight). */
     const double in_bytes = (double)(e->k.op == CONVCAT_DGRAD ? v->pixels * p->k : v->in_pixels * p->c) * v->a_bytes;
     const double out_bytes = (double)(e->k.op == CONVCAT_DGRAD ? v->in_pixels * p->c : v->pixels * p->k) * v->out_bytes;
