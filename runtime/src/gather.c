@@ -28,6 +28,26 @@
  * Scaled, the family is priced in the unit of the TMA family (0.84-0.97 of measured on the same
  * run), which it competes with on grouped wgrad and on any problem both take. */
 static const double TILE_SCALE[3] = {2.3, 2.0, 2.8};
+/* A CTA's K step takes at least this long, whatever its MMAs and loads (a 3-stage cp.async ring
+ * waits on global memory's latency): on the H200, S3D's small 3D layers (26-108 CTAs of 64x32x32,
+ * one an SM) ran 0.69-0.78 us a k-tile.  CTAs resident on one SM overlap their waits. */
+#define KTILE_LATENCY_US 0.7
+#define SM_THREADS 2048
+#define SM_REGISTERS 65536
+#define SM_SMEM_BYTES (227 * 1024)
+
+/* CTAs of the kernel one SM holds at once: by threads, registers (ptxas's count, in the index)
+ * and shared memory. */
+static int resident_ctas(const cvc_entry *e)
+{
+    const int threads = e->threads > 0 ? e->threads : 128;
+    const int regs = e->registers > 0 ? (e->registers + 7) / 8 * 8 : 255;
+    int r = SM_THREADS / threads;
+    const int by_regs = SM_REGISTERS / (regs * threads), by_smem = e->smem_bytes > 0 ? SM_SMEM_BYTES / e->smem_bytes : r;
+    r = by_regs < r ? by_regs : r;
+    r = by_smem < r ? by_smem : r;
+    return r < 1 ? 1 : r;
+}
 
 /* The widest load (elements, a power of two of the kernel's vec_mask) dividing `run`. */
 static int widest(const cvc_entry *e, int64_t run)
@@ -237,7 +257,11 @@ double cvc_gather_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
         const double load_us = (double)k->tile_m * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_a * eb)) +
                                (double)k->tile_n * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_b * eb));
         const double tile_us = (double)ktiles * fmax(mma_us, load_us) + TILE_FIXED_US;
-        us += (double)cvc_ceil_div(ls.l[i].grid, sms) * tile_us * TILE_SCALE[k->op] + LAUNCH_US * (i > 0);
+        /* the SM's tiles one after the other at the rates, or its resident CTAs' K steps at the latency */
+        const double rate_us = (double)cvc_ceil_div(ls.l[i].grid, sms) * tile_us * TILE_SCALE[k->op];
+        const double wait_us = (double)cvc_ceil_div(ls.l[i].grid, (int64_t)sms * resident_ctas(e)) *
+                               ((double)ktiles * KTILE_LATENCY_US + TILE_FIXED_US);
+        us += fmax(rate_us, wait_us) + LAUNCH_US * (i > 0);
     }
     free(ls.l);
     const convcat_problem *p = &v->p;
