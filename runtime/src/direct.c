@@ -34,12 +34,12 @@
                                          1.45x the time of 32- and 64-byte ones (ResNeXt's 3x3 c = 4 and 8
                                          layers, fprop and dgrad, H200): their input tiles crowd L1 */
 #define RUN_CTAS_PER_SM 16            /* fprop/dgrad: runs of blocks sized for this many CTAs an SM */
+#define MAX_RUN 32                    /* ... and at most this many blocks a run */
 /* Measured kernel time over the compute model's, by op (H200; the 26 depthwise rows of networks.txt,
  * bf16 and fp16, heuristic pick: fprop 2.4 (1.5-4.0), dgrad 3.2 (1.8-5.7), wgrad 1.5 (1.2-2.0);
  * ResNeXt's c = 4 and 8 rows the same within 1.4x): the issue rate the counts above assume is not
  * reached.  Scaled, the family is priced in the unit of the TMA and gather families. */
 static const double COMPUTE_SCALE[3] = {2.4, 3.2, 1.5};
-#define MAX_RUN 32                    /* ... and at most this many blocks a run */
 
 /* How a direct kernel computes a problem: the blocks' tensor, the input tile (the input a block
  * reads: wgrad's shared-memory tile, and the model's halo) and mode. */
@@ -233,9 +233,11 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     const double taps = e->k.op == CONVCAT_DGRAD && v->strided && v->cg == 1
                             ? (double)v->taps / ((double)p->stride[0] * p->stride[1] * p->stride[2])
                             : (double)v->taps;
-    const bool fast = e->k.op != CONVCAT_WGRAD && p->dilation[2] == 1 &&
-                      (p->s == 3 || (v->cg == 1 && (p->s == 5 || p->s == 7))) && p->stride[2] <= 2 &&
-                      !(e->k.op == CONVCAT_DGRAD && v->strided);
+    /* Filter rows with their taps compiled in: 3 taps, and 5 or 7 one channel a group, at W stride 1
+     * or 2, dilation 1 (fprop/dgrad's fast rows, wgrad's rings; strided dgrad has neither). */
+    const bool row = p->dilation[2] == 1 && (p->s == 3 || (v->cg == 1 && (p->s == 5 || p->s == 7))) &&
+                     p->stride[2] <= 2;
+    const bool fast = e->k.op != CONVCAT_WGRAD && row && !(e->k.op == CONVCAT_DGRAD && v->strided);
     /* Whole-vector loads: one filter a group and channels in whole vectors (wgrad: of x and dy). */
     const bool vector = (v->kg == 1 || v->kg == v->cg) && load_vec(e, e->k.op == CONVCAT_DGRAD ? p->k : p->c) == e->block_vec &&
                         (e->k.op != CONVCAT_WGRAD || load_vec(e, p->k) == e->block_vec);
@@ -247,17 +249,14 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     if (e->k.op == CONVCAT_WGRAD) {
         /* A thread's steps: a dy pixel for its unit of taps and vector of outputs (K x c a tap);
          * its filter row's x window stays in registers where the template has the row compiled in
-         * (3 taps, and 5 or 7 depthwise, at W stride 1 or 2, dilation 1), else it loads an x pixel
-         * a tap.  Idle threads of the CTA
-         * (units x pixel groups short of its threads) count. */
+         * (`row`), else it loads an x pixel a tap.  Idle threads of the CTA (units x pixel groups
+         * short of its threads) count. */
         int units, ug, pg;
         wgrad_groups(e, v, &units, &ug, &pg);
         const int lanes = e->k.tile_k / e->block_vec;
         const double used = pg > 0 ? (double)ug * pg * lanes / e->threads : 1.0;   /* busy threads */
         const double rounds = ug > 0 ? (double)cvc_ceil_div(units, ug) * ug / units : 1.0;   /* units a thread, rounded up */
         const double unit_taps = v->filt[2] < WGRAD_UNIT_TAPS ? v->filt[2] : WGRAD_UNIT_TAPS;
-        const bool row = p->dilation[2] == 1 && (p->s == 3 || (v->cg == 1 && (p->s == 5 || p->s == 7))) &&
-                         p->stride[2] <= 2;
         const double steps = (double)v->pixels * units * cvc_ceil_div(p->k * v->cg, e->k.tile_k) * lanes;
         const double passes = row ? (double)cvc_ceil_div(p->s, WGRAD_RING) : 1.0;
         const double per_step = unit_taps * e->block_vec + WGRAD_STEP * passes + (row ? 0.0 : WGRAD_TAP * unit_taps);
