@@ -902,15 +902,21 @@ static void test_dynamic_entries_of_another_arch_are_refused(void)
     printf(" (%zu dynamic-cluster entries of another arch)", seen);
 }
 
-/* A grouped list on a kernel; `plain`: without bias and activation (dgrad, wgrad). */
-static int run_grouped(size_t index, const convcat_entry_info *e, const grouped_list *g, int first)
+/* A grouped list on a kernel (problems numbered from `first`; dgrad and wgrad without fprop's bias
+ * and activation): how many ran and passed, each of those marked in passed[problem] (NULL: none). */
+static int run_grouped(size_t index, const convcat_entry_info *e, const grouped_list *g, int first, char *passed)
 {
     int ran = 0;
     for (size_t i = 0; i < g->count; ++i) {
         shape sh = g->shapes[i].sh;
         if (e->op != CONVCAT_FPROP)
             sh.bias = 0, sh.act = CONVCAT_ACT_NONE;
-        ran += check_one(index, e, &sh, g->shapes[i].groups, first + (int)i);
+        const long long before = failures;
+        if (check_one(index, e, &sh, g->shapes[i].groups, first + (int)i) && failures == before) {
+            ++ran;
+            if (passed)
+                passed[i] = 1;
+        }
     }
     return ran;
 }
@@ -937,36 +943,15 @@ static void test_kernel(void)
     CU_ASSERT_FATAL((int)e.op >= 0 && (int)e.op < 3 && e.dims >= 1 && e.dims <= 3);
     const shape_list *set = &lists[e.op][e.dims - 1];
     int ran = 0;
-    if (e.family == CONVCAT_FAMILY_DIRECT) {   /* depthwise problems only (problems 400..) */
-        const grouped_list *dw = &depthwise[e.dims - 1];
-        for (size_t i = 0; i < dw->count; ++i) {
-            shape sh = dw->shapes[i].sh;
-            if (e.op != CONVCAT_FPROP)
-                sh.bias = 0, sh.act = CONVCAT_ACT_NONE;
-            const long long before = failures;
-            if (check_one(index, &e, &sh, dw->shapes[i].groups, 400 + (int)i) && failures == before) {
-                ++ran;
-                direct_ran[e.op][e.dims - 1][e.a_type & 7][i] = 1;
-            }
-        }
+    if (e.family == CONVCAT_FAMILY_DIRECT) {   /* depthwise problems (400..) and small groups (450..) only */
+        ran = run_grouped(index, &e, &depthwise[e.dims - 1], 400, direct_ran[e.op][e.dims - 1][e.a_type & 7]);
         direct_kernels[e.op][e.dims - 1][e.a_type & 7] = 1;
         if (ran < 3) {
             ++failures;
             printf("\n  %s ran %d depthwise problems: fewer than 3", key, ran);
         }
         CU_ASSERT_TRUE(ran >= 3);
-        const grouped_list *sg = &small_groups[e.dims - 1];   /* problems 450.. */
-        int small = 0;
-        for (size_t i = 0; i < sg->count; ++i) {
-            shape sh = sg->shapes[i].sh;
-            if (e.op != CONVCAT_FPROP)
-                sh.bias = 0, sh.act = CONVCAT_ACT_NONE;
-            const long long before = failures;
-            if (check_one(index, &e, &sh, sg->shapes[i].groups, 450 + (int)i) && failures == before) {
-                ++small;
-                group_ran[e.op][e.dims - 1][e.a_type & 7][i] = 1;
-            }
-        }
+        const int small = run_grouped(index, &e, &small_groups[e.dims - 1], 450, group_ran[e.op][e.dims - 1][e.a_type & 7]);
         printf("(%d small-group problems run) ", small);
         return;
     }
@@ -983,11 +968,11 @@ static void test_kernel(void)
     }
     CU_ASSERT_TRUE(ran >= MIN_RUNS);
     if (e.family == CONVCAT_FAMILY_GATHER) {   /* any groups, odd channels, depthwise (problems 500..) */
-        int more = run_grouped(index, &e, &any_groups[e.dims - 1], 500);
+        int more = run_grouped(index, &e, &any_groups[e.dims - 1], 500, NULL);
         more += run_list(index, &e, &odd_channels[e.dims - 1], 600);
-        more += run_grouped(index, &e, &depthwise[e.dims - 1], 700);
+        more += run_grouped(index, &e, &depthwise[e.dims - 1], 700, NULL);
         if (e.op == CONVCAT_WGRAD)
-            more += run_grouped(index, &e, &grouped[e.dims - 1], 100);
+            more += run_grouped(index, &e, &grouped[e.dims - 1], 100, NULL);
         printf("(%d grouped, odd-channel and depthwise problems run) ", more);
         if (e.op == CONVCAT_FPROP && e.a_type == e.out_type)
             check_chained(index, &e);
