@@ -108,8 +108,12 @@ def cmd_explain(args) -> int:
     print(f"{key.name()}: valid ({space.family(key)} family)")
     cfg = space.derive(key)
     for f in dataclasses.fields(cfg):
-        if f.name != "key":
+        if f.name not in ("key", "smem_regions"):
             print(f"  {f.name:16s} {getattr(cfg, f.name)}")
+    if getattr(cfg, "smem_regions", ()):   # the shared-memory map the template prints (SMEM_*)
+        regions, end = space.smem_offsets(cfg)
+        print(f"  {'smem map':16s} " + ", ".join(f"{n} {off}+{size}" for n, off, size, _ in regions if size)
+              + f"; end {end}")
     if key.arch == "sm100a":   # the tcgen05 side: MMA shape, TMEM columns, barrier counts
         u = sm100.umma(key)
         for f in dataclasses.fields(u):

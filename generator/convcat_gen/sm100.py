@@ -144,8 +144,20 @@ def derive(key: space.Key) -> space.Config:
     b_stage = u.tx_bytes // (2 if u.cta_group == 2 else 1) - a_stage
     y_cols = space.SWIZZLE_BYTES // space.ELEM_BYTES[key.out]
     epi = EPI_WARPS * EPI_BUFS * EPI_ROWS * space.SWIZZLE_BYTES
-    barriers = (2 * key.stages + 2 * u.acc_bufs) * 8 + 8        # + the TMEM address slot
-    smem = key.stages * (a_stage + b_stage) + epi + barriers + 1024
+    # The shared-memory map, in address order: stages, epilogue buffers, mbarriers, and
+    # the slot tcgen05.alloc writes the TMEM address to.
+    R = space.Region
+    regions = (
+        R("A", key.stages * a_stage, 1024, "STAGES stages of A_STAGE"),
+        R("B", key.stages * b_stage, 1024, "STAGES stages of B_STAGE"),
+        R("EPI", epi, 1024, "the epilogue's chunk buffers, EPI_WARP_BYTES per epilogue warp"),
+        R("FULL_BAR", 8 * key.stages, 8, "an mbarrier per stage: its loads have landed"),
+        R("EMPTY_BAR", 8 * key.stages, 8, "an mbarrier per stage: its MMAs are done"),
+        R("TMEM_FULL", 8 * u.acc_bufs, 8, "an mbarrier per accumulator: its MMAs are done"),
+        R("TMEM_EMPTY", 8 * u.acc_bufs, 8, "an mbarrier per accumulator: the epilogue has read it"),
+        R("TMEM_SLOT", 8, 8, "the TMEM address tcgen05.alloc writes"),
+    )
+    smem = sum(r.size for r in regions) + space.SMEM_ALIGN
     if u.cta_group == 2:
         # Every pair leader's commit frees the stage in every CTA of the
         # cluster (A is multicast across the pairs, B split inside a pair).
@@ -159,7 +171,7 @@ def derive(key: space.Key) -> space.Config:
         k_steps=key.tile_k * eb // MMA_K_BYTES, a_stage_bytes=a_stage, b_stage_bytes=b_stage,
         smem_bytes=smem, a_box_rows=a_rows, a_box_cols=a_cols, b_box_rows=b_rows, b_box_cols=b_cols,
         y_box_rows=EPI_ROWS, y_box_cols=y_cols, epi_bytes=epi, empty_arrivals=empty,
-        producer_regs=0, consumer_regs=0)
+        producer_regs=0, consumer_regs=0, smem_regions=regions)
 
 
 def why_invalid(key: space.Key) -> str | None:

@@ -55,6 +55,11 @@ HALO_COLS = 8
 HALO_REACH = 2
 HALO_BUFS = 2
 HALO_CHUNK_ROWS = 14
+# A scattering dgrad kernel's KEY_strided: row tables per consumer warpgroup (tiles in flight).
+ROW_TABLES = 4
+# The shared-memory map (Config.smem_regions) starts on a 1024-byte boundary, where SW128
+# atoms must start; the launch requests this much more than the map for the alignment.
+SMEM_ALIGN = 1024
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -162,6 +167,31 @@ class Config:
     fb_a_box_rows: int = 0    # a dynamic cluster's fallback shape: its A and B box rows (0: static)
     fb_b_box_rows: int = 0
     scratch_bytes: int = 0    # tf32 wgrad: two K-major copies of a stage's A and B (transposes_stages)
+    smem_regions: tuple = ()  # the shared-memory map, in address order (Region); smem_bytes is its
+                              # size plus SMEM_ALIGN
+
+
+@dataclasses.dataclass(frozen=True)
+class Region:
+    """One region of a TMA kernel's shared-memory map.  The templates print its offset
+    from the map's base as SMEM_<name> (smem_offsets) and address it only so."""
+    name: str
+    size: int
+    align: int                # its offset is a multiple of this (1024: SW128 atoms; 8: mbarriers)
+    what: str
+
+
+def smem_offsets(cfg) -> tuple[list[tuple[str, int, int, str]], int]:
+    """([(name, offset, size, what)], end) of a Config's shared-memory map: the regions
+    one after the other, each at a multiple of its alignment (else ValueError)."""
+    at, out = 0, []
+    for r in cfg.smem_regions:
+        if at % r.align:
+            raise ValueError(f"{cfg.key.name()}: shared-memory region {r.name} at {at} is not "
+                             f"{r.align}-byte aligned")
+        out.append((r.name, at, r.size, r.what))
+        at += r.size
+    return out, at
 
 
 def _sm90_layout(key: Key):
@@ -203,11 +233,6 @@ def derive(key: Key):
     acc_regs = (wg_m // 64) * (wg_n // 2) if wg_m >= 64 else 0
     if swaps_operands(key):   # one m64 atom of filters over all the tile's pixels (wgmma N)
         acc_regs = key.tile_m // 2
-    # full/empty per stage; a scattering dgrad kernel's KEY_strided adds full/free per
-    # epilogue buffer and four row tables per consumer (8 bytes a row of its slice:
-    # dgrad_scatters, store_scattered).
-    strided = 64 + SM90_CONSUMERS * 4 * max(wg_m, 64) * 8 if _sm90_scatters(key, acc_regs) else 0
-    barriers = 2 * key.stages * 8 + strided + (2 * HALO_BUFS * 8 if halo else 0)
     # Epilogue: each consumer warpgroup stages its output through two
     # 64-row x 128-byte buffers (one filling while TMA stores the other; a
     # chunk of 64-byte rows, y_row_bytes, fills half of one).  Swap kernels
@@ -219,9 +244,33 @@ def derive(key: Key):
     # tf32 wgrad: the consumers transpose each stage into one of two K-major
     # scratch buffers (tile M + tile N rows of 128 bytes each) that wgmma reads.
     scratch = 2 * (key.tile_m + key.tile_n) * SWIZZLE_BYTES if transposes_stages(key) else 0
-    # 1024-B alignment slack: SW128 atoms must start on 1024-B boundaries.
-    halo_ring = HALO_BUFS * halo_buffer_bytes(key) if halo else 0
-    smem = key.stages * (a_stage + b_stage) + halo_ring + scratch + epi + barriers + 1024
+    # The map, in address order: stage buffers (halo: the input tiles first), the
+    # scratch and the epilogue's buffers (whole 1024-B atoms), then the mbarriers:
+    # full/empty per stage; halo: full/empty per input tile; a scattering dgrad
+    # kernel's KEY_strided: full/free per epilogue buffer (two per consumer) and
+    # ROW_TABLES row tables per consumer, 8 bytes a row of its slice (dgrad_scatters,
+    # store_scattered).
+    regions = [
+        Region("A", HALO_BUFS * halo_buffer_bytes(key) if halo else key.stages * a_stage, 1024,
+               "halo: HALO_BUFS input tiles of HALO_BUF; else STAGES stages of A_STAGE" if halo
+               else "STAGES stages of A_STAGE"),
+        Region("B", key.stages * b_stage, 1024, "STAGES stages of B_STAGE"),
+        Region("SCRATCH", scratch, 1024, "tf32 wgrad: two K-major copies of a stage, SCRATCH_BUF each"),
+        Region("EPI", epi, 1024, "the epilogue's chunk buffers, EPI_WG per consumer warpgroup"),
+        Region("FULL_BAR", 8 * key.stages, 8, "an mbarrier per stage: its loads have landed"),
+        Region("EMPTY_BAR", 8 * key.stages, 8, "an mbarrier per stage: its consumers are done with it"),
+    ]
+    if halo:
+        regions += [Region("HALO_FULL", 8 * HALO_BUFS, 8, "an mbarrier per input tile: loaded"),
+                    Region("HALO_EMPTY", 8 * HALO_BUFS, 8, "an mbarrier per input tile: read")]
+    if _sm90_scatters(key, acc_regs):
+        bars = 8 * SM90_CONSUMERS * 2
+        regions += [Region("EPI_FULL", bars, 8, "KEY_strided: an mbarrier per epilogue buffer, 2 per consumer: "
+                           "a chunk to store"),
+                    Region("EPI_FREE", bars, 8, "KEY_strided: an mbarrier per epilogue buffer: stored, free"),
+                    Region("ROW_TABLES", SM90_CONSUMERS * ROW_TABLES * max(wg_m, 64) * 8, 8,
+                           "KEY_strided: ROW_TABLES row tables of ROW_TABLE per consumer")]
+    smem = sum(r.size for r in regions) + SMEM_ALIGN
     # TMA boxes, one CTA's multicast slice (A is shared along cluster N, B along cluster M).
     # K-major operands (fprop A and B, dgrad A) load a slice of the tile's rows, a
     # 128-byte row of K each (tile K 128 of f16/bf16: two such loads per stage, one
@@ -249,7 +298,7 @@ def derive(key: Key):
         a_stage_bytes=a_stage, b_stage_bytes=b_stage, smem_bytes=smem,
         a_box_rows=a_rows, a_box_cols=a_cols, b_box_rows=b_rows, b_box_cols=b_cols,
         y_box_rows=halo_chunk_rows(key) * HALO_COLS if halo else EPI_ROWS, y_box_cols=y_row_bytes(key, wg_n) // ELEM_BYTES[key.out], epi_bytes=epi,
-        scratch_bytes=scratch,
+        scratch_bytes=scratch, smem_regions=tuple(regions),
         # coop: both consumers release each stage (and halo tile); pingpong: the one whose tile it is.
         empty_arrivals=(1 if split == "none" else SM90_CONSUMERS) * (key.cluster_m + key.cluster_n - 1),
         producer_regs=prod, consumer_regs=cons)
