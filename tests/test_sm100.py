@@ -241,7 +241,8 @@ class Rules(unittest.TestCase):
         self.assertNotIn("scatter_chunk", src)
         pair = render.render(variant(PAIR, op="wgrad"))
         self.assertIn("cvc_tma2_tile_2d(dst_a + j * COL_BYTES", pair)
-        self.assertIn("(int)cx * (BN / 2)", pair)             # each CTA's half of N
+        self.assertIn("(int)cx * N_CTA", pair)                # each CTA's half of N
+        self.assertIn("N_CTA = 128,", pair)                   # tile N 256, two CTAs
         self.assertIn("tcgen05.mma.cta_group::2.kind::f16", pair)
         self.assertEqual(render.template_name(d), "sm100a_conv.cu.j2")
         self.assertEqual(render.template_name(variant(ONE)), "sm100a_conv.cu.j2")

@@ -282,33 +282,104 @@ def _shape(key: space.Key) -> dict:
 
 
 def context(key: space.Key) -> dict:
-    """Template variables of templates/sm100a_conv.cu.j2."""
+    """Template variables of templates/sm100a_conv.cu.j2 and the parts it includes
+    (templates/sm100a/, templates/common/)."""
+    from . import parts
     dynamic = key.dynamic
     pref, fb = static_twins(key)
     cfg, u = derive(pref), umma(key)
+    op = key.op
     mn_a, mn_b = space.mn_major(key)
     swz = space.SWIZZLE_BYTES // space.ELEM_BYTES[key.a]
     cm, cn = key.cluster_m, key.cluster_n
     cluster = cm * cn > 1
-    shape = _shape(pref)
+    pair = u.cta_group == 2
+    grouped, scatter, splits = space.groups_wgrad(key), space.dgrad_scatters(key), space.splits_k(key)
+    # The cluster-shape numbers by name: constants, or a dynamic cluster's launched shape (shape_t sh).
+    shape = {n: f"sh.{n.lower()}" if dynamic else n
+             for n in ("CLUSTER_M", "A_SLICE", "B_SLICE", "A_MASK_BASE", "B_MASK_BASE", "COL_BASE", "ROW_BASE",
+                       "ALL_MASK", "EMPTY_ARRIVALS")}
+    cx_b_slice = "" if pair else f" + (int)cx * {shape['B_SLICE']}"
     out_bytes = space.ELEM_BYTES[key.out]
+    desc = {True: "cvc_umma_desc_mnmajor_sw128({}_base + 2048 * k, COL_BYTES)",
+            False: "cvc_umma_desc_kmajor_sw128({}_base + 32 * k)"}
+    produce_maps = "map_a, map_b" if dynamic else "&tmap_a, &tmap_b"
+    eps = parts.epilogue_helpers(activate_chunk=True, scattered=scatter, beta_units=scatter or grouped)
+    if scatter:
+        eps.append(dict(part="sm100a/epilogue_scattered.j2"))
+    if grouped:
+        eps.append(dict(part="sm100a/epilogue_grouped.j2"))
+    ycols = space.SWIZZLE_BYTES // out_bytes
+    eps.append(dict(
+        part="sm100a/epilogue_store_tile.j2", name="store_tile", ycols=ycols, loads=ycols // LD_COLS,
+        units=space.SWIZZLE_BYTES // 16 // (ycols // LD_COLS), value_bytes=out_bytes,
+        beta=("p->group_channels ? 0.0f : " if grouped else "") + "p->beta",
+        plain="!p->bias && (beta == 0.0f" + (" || scatter" if scatter else "") + ")",
+        col_base="(int64_t)tap * p->gemm_n" if op == "wgrad" else "0",
+        beta_c="beta != 0.0f && grow < p->gemm_m && gcol < p->gemm_n" + (" && !scatter" if scatter else ""),
+        store=(f"cvc_tma_store_3d(tmap_y, dst, col_tile + cc * {ycols}, tap, row0)" if op == "wgrad" else
+               f"cvc_tma_store_2d(tmap_y, dst, col_tile + cc * {ycols}, row0)")))
+    if splits:   # f32 sums: 32 columns a 128-byte row, one TMEM load
+        eps.append(dict(part="sm100a/epilogue_store_partial.j2", name="store_partial", ycols=LD_COLS, loads=1, units=8,
+                        store=f"cvc_tma_store_4d(tmap_y, dst, col_tile + cc * {LD_COLS}, tap, row0, split)"))
     return dict(
-        dynamic=dynamic, fm=key.fallback_m, fn=key.fallback_n,
+        dynamic=dynamic, fm=key.fallback_m, fn=key.fallback_n, pref_ctas=cm * cn,
+        fb_ctas=key.fallback_m * key.fallback_n,
         fb=dict((k.upper(), v) for k, v in _shape(fb).items()) if dynamic else {},
-        key=key.name(), op=key.op, dims=key.dims, mn_a=mn_a, mn_b=mn_b,
-        scatter=space.dgrad_scatters(key), grouped=space.groups_wgrad(key),
-        # 64-wide column boxes of an MN-major operand this CTA holds (2sm: B is half the tile's N)
-        a_cols=key.tile_m // swz if mn_a else 0, b_cols=key.tile_n // u.cta_group // swz if mn_b else 0, a=key.a, b=key.b, out=key.out, kind=u.kind, pair=u.cta_group == 2,
-        cta_group=u.cta_group, bm=key.tile_m, bn=key.tile_n, bk=key.tile_k, stages=key.stages,
-        cm=cm, cn=cn, cluster=cluster, threads=cfg.threads, mma_m=u.mma_m, mma_n=u.mma_n,
+        key=key.name(), op=op, dims=key.dims, mn_b=mn_b,
+        scatter=scatter, grouped=grouped, splits=splits,
+        a=key.a, b=key.b, kind=u.kind, pair=pair, cta_group=u.cta_group, cluster=cluster, cm=cm, cn=cn,
+        # constants (sm100a/constants.j2)
+        bm=key.tile_m, bn=key.tile_n, bk=key.tile_k, stages=key.stages, n_cta=key.tile_n // u.cta_group,
+        threads=cfg.threads, mma_m=u.mma_m, mma_n=u.mma_n,
         idesc=f"0x{u.idesc:08x}", acc_bufs=u.acc_bufs, tmem_cols=u.tmem_cols, k_steps=cfg.k_steps,
         row_bytes=space.SWIZZLE_BYTES, a_stage=cfg.a_stage_bytes, b_stage=cfg.b_stage_bytes,
-        tx_bytes=u.tx_bytes, tmem_empty_arrivals=u.tmem_empty_arrivals, **shape,
-        y_rows=cfg.y_box_rows, y_cols=cfg.y_box_cols,
-        epi_bytes=cfg.epi_bytes, out_bytes=out_bytes,
-        umma_asm=(f"tcgen05.mma.cta_group::{u.cta_group}.kind::{u.kind} [%0], %1, %2, %3, p;"),
-        pack_fn={"bf16": "cvc_pack_bf16x2", "f16": "cvc_pack_f16x2"}.get(key.out, ""),
-        unpack_fn={"bf16": "cvc_unpack_bf16x2", "f16": "cvc_unpack_f16x2"}.get(key.out, ""))
+        col_bytes=key.tile_k * space.SWIZZLE_BYTES,
+        # 64-wide column boxes of an MN-major operand this CTA holds (2sm: B is half the tile's N)
+        a_cols=key.tile_m // swz if mn_a else 0, b_cols=key.tile_n // u.cta_group // swz if mn_b else 0,
+        tx_bytes=u.tx_bytes, tmem_empty_arrivals=u.tmem_empty_arrivals, **_shape(pref),
+        y_rows=cfg.y_box_rows, y_cols=cfg.y_box_cols, y_chunk=cfg.y_box_rows * space.SWIZZLE_BYTES,
+        epi_bytes=cfg.epi_bytes, epi_warp_bytes=cfg.epi_bytes // EPI_WARPS,
+        # the MMA (sm100a/umma.j2, sm100a/mma.j2)
+        umma_asm=f"tcgen05.mma.cta_group::{u.cta_group}.kind::{u.kind} [%0], %1, %2, %3, p;",
+        a_major="MN" if mn_a else "K", b_major="MN" if mn_b else "K",
+        a_desc=desc[mn_a].format("a"), b_desc=desc[mn_b].format("b"),
+        commit_stage=("cvc_umma_commit_mc(empty_bar + 8 * stage, empty_mask)" if cluster else
+                      "cvc_umma_commit(empty_bar + 8 * stage)"),
+        commit_tile="cvc_umma_commit_mc(tmem_full + 8 * acc, full_mask)" if pair else "cvc_umma_commit(tmem_full + 8 * acc)",
+        # the parts, in source order
+        about=f"sm100a/about_{op}.j2",
+        headers=["cvc_tma.h"] + (["cvc_tma_2sm.h"] if pair else []) +
+                ["cvc_tcgen05.h", "cvc_wgmma.h", "convcat_kernel_abi.h"],   # cvc_wgmma.h: the f16/bf16 packs
+        shape_parts=["sm100a/launched_shape.j2"] if dynamic else [],
+        tile_raster=False, tile_reverse=False,
+        epilogues=eps,
+        helpers=(["common/kernel_reduce.j2"] if splits else []) + (["common/kernel_fill.j2"] if scatter else []),
+        # the producer (sm100a/producer.j2, common/im2col_tile.j2, common/loads_*.j2, common/wgrad_columns.j2)
+        shape=shape, tile_place="tx, ty" if dynamic else "cx, cy",
+        dynamic_params=", uint32_t tx, uint32_t ty, shape_t sh" if dynamic else "",
+        tile_setup="common/wgrad_columns.j2" if op == "wgrad" else "common/im2col_tile.j2",
+        loads=f"common/loads_{op}.j2", tma=parts.tma_coords(key.dims, "cvc_tma2_" if pair else "cvc_tma_"),
+        n0=(f"tile.n * BN + cx * {shape['B_SLICE']}" if op == "fprop" else
+            "tile.n * BN + cx * N_CTA" if pair else "tile.n * BN"),
+        n0_what=("first filter of this CTA's B slice" if op == "fprop" else
+                 "first input channel of this CTA's half of the tile" if pair else "first input channel of the tile"),
+        spans=[dict(a="dst_a", b="dst_b", c="c")],
+        b_krow="c" + cx_b_slice, b_pixel="kb * BK" + cx_b_slice,
+        b_column="COL_CH * j" + (" + (int)cx * N_CTA" if pair else ""), grouped_c0=" + c0" if grouped else "",
+        # the epilogue (sm100a/store_*.j2, sm100a/epilogue.j2) and the kernel
+        acc_release="cvc_mbar_arrive_cluster(empty_bar, leader)" if pair else "cvc_mbar_arrive(empty_bar)",
+        tap_columns=["common/wgrad_tap.j2"] if op == "wgrad" else [],
+        col_tile_terms=" + (p->group_channels ? tile.m * BM : 0)" if grouped else "",
+        store_args=dict(col="col_tile" if op == "wgrad" else "tile.n * BN", tap="tap" if op == "wgrad" else "0"),
+        fallback_maps=(",\n        const __grid_constant__ cvc_tmap tmap_a_fb, const __grid_constant__ cvc_tmap tmap_b_fb"
+                       if dynamic else ""),
+        produce_args=(f"{produce_maps}, &p, sa, sb, full_bar, empty_bar, rank, cx, cy, first, step" +
+                      (", tx, ty, sh" if dynamic else "")),
+        mma_issuer="(rank & 1) == 0 && cvc_elect_one()" if pair else "cvc_elect_one()",
+        dynamic_shape_param=", shape_t sh" if dynamic else "", dynamic_shape_arg=", sh" if dynamic else "",
+        fast_div=False, chained=False, reduce_bias_act=False, reduce_grouped=False, fill_warp_rows=False,
+        **parts.output(key), **parts.smem_map(cfg))
 
 
 def _self_check():
