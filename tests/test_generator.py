@@ -592,6 +592,99 @@ class Specs(unittest.TestCase):
         self.assertEqual(spec.find("other/x.spec", d), pathlib.Path("other/x.spec"))
 
 
+class TemplateParts(unittest.TestCase):
+    """The TMA kernels' templates: parts by role, numbers from Python, one shared-memory map."""
+    TMA_TEMPLATES = ["sm90a_conv.cu.j2", "sm100a_conv.cu.j2"] + [
+        f"{d}/{p.name}" for d in ("common", "sm90a", "sm100a") for p in sorted((ROOT / "templates" / d).glob("*"))]
+
+    def test_every_template_is_a_build_dependency(self):
+        # catalog/meson.build lists each template and part, so that editing one regenerates the kernels.
+        build = (ROOT / "catalog" / "meson.build").read_text()
+        for name in self.TMA_TEMPLATES + ["gather_conv.cu.j2", "direct_conv.cu.j2"]:
+            with self.subTest(template=name):
+                self.assertIn(f"'{name}'" if "/" in name else f"'../templates/{name}'", build)
+
+    def test_templates_print_what_python_computes(self):
+        # No arithmetic, assignments or conditional expressions in the TMA templates: what they print
+        # comes from render.py / sm100.py / parts.py / space.py; branches stay shallow.
+        for name in self.TMA_TEMPLATES:
+            with self.subTest(template=name):
+                text = (ROOT / "templates" / name).read_text()
+                self.assertNotRegex(text, r"{%-?\s*(set|macro)\b")
+                for expr in re.findall(r"{{(.*?)}}", text, re.S):
+                    self.assertNotRegex(expr, r"\bif\b|[-+*/%~]|\|", f"{name}: {{{{{expr}}}}}")
+                depth = deepest = 0
+                for tag in re.findall(r"{%-?\s*(if|endif)\b", text):
+                    depth += 1 if tag == "if" else -1
+                    deepest = max(deepest, depth)
+                self.assertLessEqual(deepest, 2)
+
+    def test_every_part_is_used(self):
+        # Each part is included by some key of the default spec (no dead files).
+        used = set()
+        env = render.env()
+        loader_source = env.loader.get_source
+
+        class Recording(jinja2.FileSystemLoader):
+            def get_source(self, environment, template):
+                used.add(template)
+                return loader_source(environment, template)
+        rec = jinja2.Environment(loader=Recording(str(render.TEMPLATE_DIR)), undefined=jinja2.StrictUndefined,
+                                 trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+        valid, _ = spec.load(ROOT / "catalog" / "specs" / "default.spec")
+        for k in valid:
+            if space.family(k) == "tma":
+                rec.get_template(render.template_name(k)).render(**render.context(k))
+        self.assertEqual(sorted(set(self.TMA_TEMPLATES) - used), [])
+
+    def test_shared_memory_map(self):
+        # The map the templates print (SMEM_*) is the one the index sizes: its regions one after the
+        # other, each aligned, and smem_bytes their sum plus the base's alignment slack.  The kernel
+        # static_asserts that the map fits the size the index records.
+        valid, _ = spec.load(ROOT / "catalog" / "specs" / "default.spec")
+        for k in valid:
+            if space.family(k) != "tma":
+                continue
+            with self.subTest(key=k.name()):
+                cfg = space.derive(k)
+                regions, end = space.smem_offsets(cfg)
+                self.assertEqual(end + space.SMEM_ALIGN, cfg.smem_bytes)
+                self.assertEqual(space.index_values(k)["smem_bytes"], cfg.smem_bytes)
+                src = render.render(k)
+                for name, offset, _, _ in regions:
+                    self.assertIn(f"SMEM_{name} = {offset},", src)
+                self.assertIn(f"SMEM_BYTES = {cfg.smem_bytes},", src)
+                self.assertIn("static_assert(SMEM_ALIGN + SMEM_END <= SMEM_BYTES", src)
+                # stage buffers and the epilogue's on 1024-byte swizzle atoms
+                for name, offset, _, _ in regions:
+                    if name in ("A", "B", "SCRATCH", "EPI"):
+                        self.assertEqual(offset % 1024, 0, name)
+        halo = space.derive(variant(BF16, schedule="halo", tile_m=224, tile_n=64, stages=8))
+        self.assertEqual([r.name for r in halo.smem_regions][-2:], ["HALO_FULL", "HALO_EMPTY"])
+        strided = space.derive(variant(BF16, op="dgrad", tile_n=64))
+        self.assertEqual([r.name for r in strided.smem_regions][-3:], ["EPI_FULL", "EPI_FREE", "ROW_TABLES"])
+
+    def test_static_assert_guards_the_map(self):
+        # A map larger than the size the index records does not compile.
+        nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.access("/usr/local/cuda/bin/nvcc", os.X_OK)
+                                        else None)
+        if nvcc is None:
+            self.skipTest("no nvcc")
+        src = render.render(key(BF16))
+        self.assertIn("SMEM_END = 163904,", src)
+        self.assertIn("SMEM_BYTES = 164928,", src)
+        with tempfile.TemporaryDirectory() as d:
+            for smem_bytes, ok in ((164928, True), (164927, False)):
+                cu = pathlib.Path(d) / f"k{smem_bytes}.cu"
+                cu.write_text(src.replace("SMEM_BYTES = 164928,", f"SMEM_BYTES = {smem_bytes},"))
+                r = subprocess.run([nvcc, "-ptx", "-gencode=arch=compute_90a,code=compute_90a",
+                                    f"-I{ROOT / 'templates' / 'include'}", "-o", str(cu.with_suffix(".ptx")), str(cu)],
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode == 0, ok, r.stderr)
+                if not ok:
+                    self.assertIn("the shared-memory map outgrows what the index records", r.stderr)
+
+
 class Rendering(unittest.TestCase):
     def test_render_is_deterministic(self):
         k = key(BF16)
