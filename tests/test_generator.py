@@ -324,7 +324,7 @@ class Validity(unittest.TestCase):
             self.assertIn(want, grouped)
 
     def test_cluster_slices_are_whole_swizzle_atoms(self):
-        # With today's tile and cluster lists no slice breaks the 8-row rule (the check in
+        # With the space's tile and cluster lists no slice breaks the 8-row rule (the check in
         # is_valid guards future axis values): every valid key's boxes are whole atoms.
         for k in space.product(arch=("sm90a",), op=("fprop",), dims=(2,),
                                 dtypes=[("bf16", "bf16", "f32", "bf16")], stages=(3,)):
