@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# On a GPU machine without Debian packages, from the source tree's root with .gpu/ (made by
-# scripts/gpu-stage.sh) beside it: run the GPU suite, compute-sanitizer on one kernel of every
-# family, the coverage check against cuDNN and the benchmarks.  Logs go to $OUT (default
-# /tmp/convcat-out); the last lines printed are a summary.
+# Run the GPU tests and benchmarks on a GPU machine without Debian packages, from the source
+# tree's root with .gpu/ (packed by scripts/gpu-stage.sh) beside it; CUnit is unpacked from .gpu/
+# into /tmp, nothing is installed.  What to run, any of:
+#   suite     the GPU suite: test_gpu on every kernel of the device's arch
+#   sanitize  compute-sanitizer (memcheck, racecheck, synccheck) on one kernel of each pipeline
+#   check     every row of the bench problem files on the heuristic's pick, checked against cuDNN
+#             (bench/bench.py --check; needs PyTorch)
+#   bench     one bench/bench.py run, convcat against cuDNN (needs PyTorch)
+# Logs and results go to $OUT (default /tmp/convcat-out); the last lines printed are a summary.
 #   scripts/gpu-run.sh [suite] [sanitize] [check] [bench]     (default: suite sanitize)
 # Environment: SUITE_MATCH (test_gpu --match), SUITE_SEED (--seed), SUITE_TIMEOUT;
 # CHECK_FILES, CHECK_DTYPES, CHECK_TIMEOUT; BENCH_FILE, BENCH_OPS, BENCH_DTYPES, BENCH_ARGS,
