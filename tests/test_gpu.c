@@ -10,8 +10,9 @@
  * runs the kernel on ~20 problems of its op and dimensionality on fresh
  * random data with the output poisoned with NaN (cvc_verify_run: the op's
  * two inputs random, its output checked, the plan's workspace allocated),
- * and checks ||out - ref|| / ||ref|| against the output type's bound, that
- * no element is an outlier and that none was left unwritten.  A kernel must
+ * and checks ||out - ref|| against the norm bound, every element against its
+ * own (reference.h: the terms' magnitudes and the types' rounding) and that
+ * none was left unwritten.  A kernel must
  * run at least MIN_RUNS problems (no vacuous pass), then its list again with
  * the tiles walked in raster bands of 3 rows (CONVCAT_RASTER_BAND=3).  An
  * fprop kernel of a_type == out_type also runs a chained pair: y1 = conv(x),
@@ -761,9 +762,9 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
             printf("\n  %s problem %d (seed %u): %s: %s", e->key, no, seed, convcat_status_string(st),
                    convcat_last_error());
         else
-            printf("\n  %s problem %d (seed %u): rel. error %.3e (bound %.0e), %lld non-finite, %lld outliers"
-                   " (workspace %zu bytes)",
-                   e->key, no, seed, v.rel_err, v.tolerance, v.nonfinite, v.outliers, v.workspace_bytes);
+            printf("\n  %s problem %d (seed %u): rel. error %.3e (bound %.3e), %lld non-finite, %lld outliers"
+                   " (worst at %.2g of its bound; workspace %zu bytes)",
+                   e->key, no, seed, v.rel_err, v.tolerance, v.nonfinite, v.outliers, v.worst, v.workspace_bytes);
     }
     CU_ASSERT_EQUAL(st, CONVCAT_OK);
     CU_ASSERT_TRUE(st == CONVCAT_OK && v.passed);
@@ -789,8 +790,9 @@ static void check_chained(size_t index, const convcat_entry_info *e)
         if (st != CONVCAT_OK)
             printf("\n  %s chained (seed %u): %s: %s", e->key, seed, convcat_status_string(st), convcat_last_error());
         else
-            printf("\n  %s chained (seed %u): first run %s; second: rel. error %.3e, %lld non-finite, %lld outliers",
-                   e->key, seed, first_passed ? "passed" : "FAILED", v.rel_err, v.nonfinite, v.outliers);
+            printf("\n  %s chained (seed %u): first run %s; second: rel. error %.3e (bound %.3e), %lld non-finite, "
+                   "%lld outliers", e->key, seed, first_passed ? "passed" : "FAILED", v.rel_err, v.tolerance,
+                   v.nonfinite, v.outliers);
     }
     CU_ASSERT_EQUAL(st, CONVCAT_OK);
     CU_ASSERT_TRUE(first_passed);
@@ -818,7 +820,8 @@ static void checker_catches_one_bad_element(convcat_op op)
                     CONVCAT_OK);
     CU_ASSERT_FALSE(v.passed);
     CU_ASSERT_EQUAL(v.outliers, 1);
-    printf("(%s: wrong element gives rel. error %.2e, %lld outlier) ", e.key, v.rel_err, v.outliers);
+    printf("(%s: wrong element gives rel. error %.2e, %lld outlier at %.3g times its bound) ", e.key, v.rel_err,
+           v.outliers, v.worst);
 }
 
 static void test_checker_fprop(void) { checker_catches_one_bad_element(CONVCAT_FPROP); }
