@@ -6,7 +6,7 @@
  * f32 (tf32, read by the tensor cores with the low 13 mantissa bits dropped), products summed in
  * f32 in blocks of 8, each add truncated toward zero (the tensor cores), or one product at a
  * time rounded to nearest (the direct kernels' FMAs), then the epilogue in f32 and one rounding
- * to the output type.  The reference is the sums in double, as reference.cu's.
+ * to the output type (two, as the sm90a kernels, with an activation or beta * c).  The reference is the sums in double, as reference.cu's.
  *
  * Correct outputs pass, with cancelling sums among them (the tf32 wgrad of one output of 16
  * terms whose error was 3.4e-3 of its value, over the old bound of 3e-3 of the value); one
@@ -79,6 +79,7 @@ typedef struct model {
     float alpha, beta;
     int bias;
     int act;                 /* convcat_activation */
+    int twice;               /* alpha * acc + bias rounded to the output type before beta * c and act */
     /* Damage: */
     int skip_every;          /* > 0: the kernel skips the terms j with j % skip_every == skip_at */
     int skip_at;
@@ -150,6 +151,8 @@ static void check(const model *m, uint64_t seed, const cvc_ref_bounds *bounds, c
         }
         acc *= m->scale;
         float y = fmaf(m->alpha, acc, m->forget_bias ? 0.0f : bias);
+        if (m->twice)
+            y = round_to(y, m->out);
         if (m->beta != 0.0f)
             y = fmaf(m->beta, c, y);
         y = round_to(activate(y, m->act), m->out);
@@ -169,7 +172,7 @@ static void check(const model *m, uint64_t seed, const cvc_ref_bounds *bounds, c
 
 static cvc_ref_bounds bounds_of(const model *m)
 {
-    return cvc_ref_bounds_for((int)m->ab, (int)m->ab, (int)m->out, m->terms, m->act);
+    return cvc_ref_bounds_for((int)m->ab, (int)m->ab, (int)m->out, m->terms, m->act, m->beta != 0.0f);
 }
 
 static void expect(const model *m, uint64_t seed, int pass, const char *what)
@@ -197,34 +200,40 @@ static const convcat_dtype combos[][2] = {
 /* The constants: the units of the types, tf32's operand truncation, growth with K. */
 static void test_constants(void)
 {
-    const cvc_ref_bounds t = cvc_ref_bounds_for(CONVCAT_TF32, CONVCAT_TF32, CONVCAT_F32, 1, CONVCAT_ACT_NONE);
+    const cvc_ref_bounds t = cvc_ref_bounds_for(CONVCAT_TF32, CONVCAT_TF32, CONVCAT_F32, 1, CONVCAT_ACT_NONE, 0);
     CU_ASSERT_TRUE(t.conv_elem >= ldexp(1, -9) + ldexp(1, -20) && t.conv_elem < 2.0e-3);
     CU_ASSERT_TRUE(t.conv_norm > 1.4 * ldexp(1, -9) && t.conv_norm < 3.0e-3);
     CU_ASSERT_DOUBLE_EQUAL(t.u_out, ldexp(1, -24), 0);
-    const cvc_ref_bounds h = cvc_ref_bounds_for(CONVCAT_F16, CONVCAT_F16, CONVCAT_F16, 576, CONVCAT_ACT_RELU);
+    const cvc_ref_bounds h = cvc_ref_bounds_for(CONVCAT_F16, CONVCAT_F16, CONVCAT_F16, 576, CONVCAT_ACT_RELU, 0);
     CU_ASSERT_DOUBLE_EQUAL(h.u_out, ldexp(1, -11), 0);
     CU_ASSERT_TRUE(h.conv_elem < 1e-4);   /* exact products: accumulation only */
     CU_ASSERT_DOUBLE_EQUAL(h.slope, 1.0, 0);
     CU_ASSERT_DOUBLE_EQUAL(h.act, 0.0, 0);
-    const cvc_ref_bounds b = cvc_ref_bounds_for(CONVCAT_BF16, CONVCAT_BF16, CONVCAT_BF16, 576, CONVCAT_ACT_GELU);
+    CU_ASSERT_TRUE(h.epi < ldexp(1, -20));   /* ReLU of a rounded value is the rounded ReLU */
+    const cvc_ref_bounds hc = cvc_ref_bounds_for(CONVCAT_F16, CONVCAT_F16, CONVCAT_F16, 576, CONVCAT_ACT_NONE, 1);
+    CU_ASSERT_TRUE(hc.epi > ldexp(1, -11));   /* beta * c may be added to a rounded value */
+    const cvc_ref_bounds b = cvc_ref_bounds_for(CONVCAT_BF16, CONVCAT_BF16, CONVCAT_BF16, 576, CONVCAT_ACT_GELU, 0);
     CU_ASSERT_DOUBLE_EQUAL(b.u_out, ldexp(1, -8), 0);
-    CU_ASSERT_TRUE(b.slope > 1.12 && b.act > 0);
-    const cvc_ref_bounds big = cvc_ref_bounds_for(CONVCAT_F16, CONVCAT_F16, CONVCAT_F32, 1e6, CONVCAT_ACT_NONE);
+    CU_ASSERT_TRUE(b.slope > 1.12 && b.act > 0 && b.epi > ldexp(1, -8));
+    const cvc_ref_bounds big = cvc_ref_bounds_for(CONVCAT_F16, CONVCAT_F16, CONVCAT_F32, 1e6, CONVCAT_ACT_NONE, 0);
     CU_ASSERT_TRUE(big.conv_norm > h.conv_norm && big.conv_elem > h.conv_elem);
     /* K of each op, from the problem */
     convcat_problem p;
     convcat_problem_init(&p);
     p.op = CONVCAT_WGRAD, p.a_type = p.b_type = CONVCAT_TF32, p.out_type = CONVCAT_F32;
     p.n = 1, p.h = 4, p.w = 4, p.c = p.k = 1;
-    const cvc_ref_bounds w = cvc_verify_bounds(&p, CONVCAT_ACT_NONE);
-    const cvc_ref_bounds w16 = cvc_ref_bounds_for(CONVCAT_TF32, CONVCAT_TF32, CONVCAT_F32, 16, CONVCAT_ACT_NONE);
+    const cvc_epilogue none = {.alpha = 1.0f};
+    const cvc_ref_bounds w = cvc_verify_bounds(&p, &none);
+    const cvc_ref_bounds w16 = cvc_ref_bounds_for(CONVCAT_TF32, CONVCAT_TF32, CONVCAT_F32, 16, CONVCAT_ACT_NONE, 0);
     CU_ASSERT_DOUBLE_EQUAL(w.conv_elem, w16.conv_elem, 0);
     p.op = CONVCAT_FPROP, p.c = 64, p.k = 32, p.r = p.s = 3, p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1;
-    const cvc_ref_bounds f = cvc_verify_bounds(&p, CONVCAT_ACT_NONE);
-    CU_ASSERT_DOUBLE_EQUAL(f.conv_norm, cvc_ref_bounds_for(CONVCAT_TF32, CONVCAT_TF32, CONVCAT_F32, 576, 0).conv_norm, 0);
+    const cvc_ref_bounds f = cvc_verify_bounds(&p, &none);
+    CU_ASSERT_DOUBLE_EQUAL(f.conv_norm,
+                           cvc_ref_bounds_for(CONVCAT_TF32, CONVCAT_TF32, CONVCAT_F32, 576, 0, 0).conv_norm, 0);
     p.op = CONVCAT_DGRAD;
-    const cvc_ref_bounds d = cvc_verify_bounds(&p, CONVCAT_ACT_NONE);
-    CU_ASSERT_DOUBLE_EQUAL(d.conv_norm, cvc_ref_bounds_for(CONVCAT_TF32, CONVCAT_TF32, CONVCAT_F32, 288, 0).conv_norm, 0);
+    const cvc_ref_bounds d = cvc_verify_bounds(&p, &none);
+    CU_ASSERT_DOUBLE_EQUAL(d.conv_norm,
+                           cvc_ref_bounds_for(CONVCAT_TF32, CONVCAT_TF32, CONVCAT_F32, 288, 0, 0).conv_norm, 0);
 }
 
 /* The reported case: tf32 wgrad, one output, 16 terms (1x1 filter, C = K = 1, 16 pixels).  Among
@@ -240,7 +249,8 @@ static void test_cancelling_sums_pass(void)
         convcat_problem_init(&p);
         p.op = CONVCAT_WGRAD, p.a_type = p.b_type = CONVCAT_TF32, p.out_type = CONVCAT_F32;
         p.n = 1, p.h = 1, p.w = terms[k], p.c = p.k = 1;
-        const cvc_ref_bounds bounds = cvc_verify_bounds(&p, CONVCAT_ACT_NONE);
+        const cvc_epilogue none = {.alpha = 1.0f};
+        const cvc_ref_bounds bounds = cvc_verify_bounds(&p, &none);
         int over_old = 0, failed = 0;
         double worst_norm = 0, worst_elem = 0;
         for (uint64_t seed = 1; seed <= 20000; ++seed) {
@@ -265,22 +275,24 @@ static void test_cancelling_sums_pass(void)
 }
 
 /* Correct outputs pass: every type combination, sums of 1 to 4608 terms, both accumulation
- * models, the epilogue's alpha, bias, beta * c and activations. */
+ * models, the epilogue's alpha, bias, beta * c and activations, applied to the f32 value or
+ * (as the sm90a kernels do) to the value rounded to the output type. */
 static void test_correct_outputs_pass(void)
 {
     static const int terms[] = {1, 2, 3, 16, 72, 576, 4608};
     uint64_t seed = 100;
     for (size_t c = 0; c < COMBOS; ++c)
         for (size_t k = 0; k < sizeof terms / sizeof terms[0]; ++k)
-            for (int variant = 0; variant < 4; ++variant) {
+            for (int variant = 0; variant < 7; ++variant) {
                 model m = plain(combos[c][0], combos[c][1], terms[k], 200000 / terms[k] + 1);
                 m.tensor_core = combos[c][0] != CONVCAT_F32;
                 if (variant >= 1)
                     m.alpha = 1.5f, m.beta = -0.5f, m.bias = 1;
                 if (variant >= 2)
-                    m.act = variant == 2 ? CONVCAT_ACT_GELU : CONVCAT_ACT_SILU;
-                if (variant == 1)
+                    m.act = variant % 2 ? CONVCAT_ACT_SILU : CONVCAT_ACT_GELU;
+                if (variant == 1 || variant == 4)
                     m.act = CONVCAT_ACT_RELU;
+                m.twice = variant >= 4;
                 expect(&m, ++seed, 1, "correct outputs");
             }
 }

@@ -75,7 +75,11 @@ typedef struct cvc_ref_conv {
  *   norm-wise the error grows as K: 0.29 K u32 S in that model, 0.02 K u32 S with 16
  *   products an add; conv_norm allows K u32 / 4 + 8 sqrt(K) u32.
  * - Epilogue: alpha * acc + bias + beta * c in f32, three roundings of at most u32 P on each
- *   side, and ref itself rounded to f32: epi = 8 u32.  The activation's error passes through
+ *   side, and ref itself rounded to f32: 8 u32 P.  With a GELU or SiLU, or beta * c, a
+ *   kernel may round to the output type once more on the way (sm90a applies the activation
+ *   to the stored chunk; the TMA kernels add beta * c to the stored value of scattered and
+ *   grouped rows), at most u_out P: epi = 8 u32 + u_out there, 8 u32 elsewhere (ReLU of a
+ *   rounded value is the rounded ReLU).  The activation's error passes through
  *   its slope L (relu 1, gelu 1.13, silu 1.10); evaluating it costs at most a few ulps of
  *   erff or __expf (2 + 1.2 |v| ulps; past |v| = 50 the result saturates or underflows):
  *   act = 64 u32 with gelu and silu, 0 with relu or none.
@@ -116,9 +120,10 @@ typedef struct cvc_ref_sums {
 
 #define CVC_REF_SUMS 7   /* doubles in cvc_ref_sums */
 
-/* The bounds of a check: operand types, output type, K (terms of the longest sum) and the
- * activation, as convcat_dtype and convcat_activation values. */
-static inline cvc_ref_bounds cvc_ref_bounds_for(int a_type, int b_type, int out_type, double terms, int act)
+/* The bounds of a check: operand types, output type, K (terms of the longest sum), the
+ * activation (convcat_dtype and convcat_activation values) and whether beta * c is added. */
+static inline cvc_ref_bounds cvc_ref_bounds_for(int a_type, int b_type, int out_type, double terms, int act,
+                                                int with_c)
 {
     const double u32 = ldexp(1.0, -24), root = sqrt(terms > 1 ? terms : 1);
     const double ua = a_type == CVC_REF_TF32 ? ldexp(1.0, -10) : 0.0, ub = b_type == CVC_REF_TF32 ? ldexp(1.0, -10) : 0.0;
@@ -126,7 +131,6 @@ static inline cvc_ref_bounds cvc_ref_bounds_for(int a_type, int b_type, int out_
     cvc_ref_bounds b;
     b.conv_elem = u_prod + 16.0 * root * u32;
     b.conv_norm = 1.5 * u_prod + (terms / 4.0 + 8.0 * root) * u32;
-    b.epi = 8.0 * u32;
     b.act = act == CVC_REF_ACT_GELU || act == CVC_REF_ACT_SILU ? 64.0 * u32 : 0.0;
     b.slope = act == CVC_REF_ACT_GELU ? 1.13 : act == CVC_REF_ACT_SILU ? 1.10 : 1.0;
     switch (out_type) {
@@ -134,6 +138,7 @@ static inline cvc_ref_bounds cvc_ref_bounds_for(int a_type, int b_type, int out_
     case CVC_REF_BF16: b.u_out = ldexp(1.0, -8), b.tiny_out = ldexp(1.0, -134); break;
     default: b.u_out = ldexp(1.0, -24), b.tiny_out = ldexp(1.0, -150);
     }
+    b.epi = 8.0 * u32 + (b.act > 0 || with_c ? b.u_out : 0.0);
     return b;
 }
 

@@ -310,9 +310,10 @@ static convcat_status prepare(const convcat_catalog *cat, const convcat_problem 
 
 _Static_assert(sizeof(cvc_ref_sums) == CVC_REF_SUMS * sizeof(double), "cvc_ref_sums is the compare kernel's array");
 
-cvc_ref_bounds cvc_verify_bounds(const convcat_problem *p, convcat_activation act)
+cvc_ref_bounds cvc_verify_bounds(const convcat_problem *p, const cvc_epilogue *epi)
 {
-    return cvc_ref_bounds_for((int)p->a_type, (int)p->b_type, (int)p->out_type, terms(p), (int)act);
+    return cvc_ref_bounds_for((int)p->a_type, (int)p->b_type, (int)p->out_type, terms(p), (int)epi->activation,
+                              epi->beta != 0.0f);
 }
 
 void cvc_verify_decide(const cvc_ref_bounds *bounds, const cvc_ref_sums *s, cvc_verify *v)
@@ -330,7 +331,7 @@ void cvc_verify_decide(const cvc_ref_bounds *bounds, const cvc_ref_sums *s, cvc_
 static convcat_status check_output(const cvc_driver *drv, const reference *ref, const convcat_problem *p, buffers *b,
                                    const cvc_epilogue *epi, cvc_verify *v)
 {
-    const cvc_ref_bounds bounds = cvc_verify_bounds(p, epi->activation);
+    const cvc_ref_bounds bounds = cvc_verify_bounds(p, epi);
     cvc_ref_sums sums;
     convcat_status st = run_reference(drv, ref, p, b);
     if (st == CONVCAT_OK)

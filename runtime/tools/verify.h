@@ -48,8 +48,8 @@ typedef struct cvc_epilogue {
     convcat_activation activation;
 } cvc_epilogue;
 
-/* The bounds a check of p with activation `act` uses (reference.h: cvc_ref_bounds_for). */
-cvc_ref_bounds cvc_verify_bounds(const convcat_problem *p, convcat_activation act);
+/* The bounds a check of p with epilogue epi uses (reference.h: cvc_ref_bounds_for). */
+cvc_ref_bounds cvc_verify_bounds(const convcat_problem *p, const cvc_epilogue *epi);
 
 /* The verdict of a check's sums within `bounds`: rel_err, tolerance, nonfinite, outliers,
  * worst and passed of v (nothing else). */
