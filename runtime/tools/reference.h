@@ -126,7 +126,8 @@ static inline cvc_ref_bounds cvc_ref_bounds_for(int a_type, int b_type, int out_
                                                 int with_c)
 {
     const double u32 = ldexp(1.0, -24), root = sqrt(terms > 1 ? terms : 1);
-    const double ua = a_type == CVC_REF_TF32 ? ldexp(1.0, -10) : 0.0, ub = b_type == CVC_REF_TF32 ? ldexp(1.0, -10) : 0.0;
+    const double ua = a_type == CVC_REF_TF32 ? ldexp(1.0, -10) : 0.0;
+    const double ub = b_type == CVC_REF_TF32 ? ldexp(1.0, -10) : 0.0;
     const double u_prod = ua + ub + ua * ub;
     cvc_ref_bounds b;
     b.conv_elem = u_prod + 16.0 * root * u32;
