@@ -947,7 +947,7 @@ class IndexLayout(unittest.TestCase):
         self.assertEqual((m["CVC_FORMAT_VERSION"], m["CVC_HEADER_BYTES"], m["CVC_ENTRY_BYTES"], m["CVC_KEY_BYTES"],
                           m["CVC_BLOB_ALIGN"]),
                          (index.FORMAT_VERSION, index.HEADER_BYTES, index.ENTRY_BYTES, index.KEY_BYTES, index.BLOB_ALIGN))
-        self.assertEqual(m["CVC_FORMAT_VERSION"], 3)
+        self.assertEqual(m["CVC_FORMAT_VERSION"], 4)
         for name, bit in index.FLAG_BITS.items():
             self.assertEqual(m[f"CVC_F_{name}"], bit)
         self.assertEqual(m["CVC_F_ALL"], sum(index.FLAG_BITS.values()))
