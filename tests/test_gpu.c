@@ -555,6 +555,14 @@ static const grouped_shape depthwise_2d[] = {
     /* ^ bias and GELU (fprop; dgrad and wgrad run it plain) */
     {16, {2, 1, 9, 9, 16, 16, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1.0f, 1.0f, 1, CONVCAT_ACT_SILU}},
     /* ^ bias, residual and SiLU */
+    {48, {2, 1, 23, 21, 48, 48, 1, 5, 5, {0, 2, 2}, {0, 2, 2}, {1, 2, 2}, {1, 1, 1}, 0.5f, 0.75f, 1, CONVCAT_ACT_SILU}},
+    /* ^ 5x5 stride 2 (fprop's column path) with alpha, bias, residual and SiLU */
+    {32, {2, 1, 5, 9, 32, 32, 1, 7, 7, {0, 3, 3}, {0, 2, 3}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE}},
+    /* ^ 7x7 on 5 rows (shorter than a column segment), asymmetric padding, alpha and beta */
+    {64, {3, 1, 26, 13, 64, 64, 1, 7, 7, {0, 3, 3}, {0, 3, 3}, {1, 2, 2}, {1, 1, 1}, 1.0f, 0.0f, 1, CONVCAT_ACT_RELU}},
+    /* ^ 7x7 stride 2, bias and ReLU */
+    {24, {2, 1, 19, 16, 24, 24, 1, 5, 5, {0, 1, 2}, {0, 3, 2}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.5f, 0, CONVCAT_ACT_NONE}},
+    /* ^ 5x5, asymmetric rows of padding, beta */
 };
 
 static const grouped_shape depthwise_1d[] = {
@@ -572,6 +580,7 @@ static const grouped_shape depthwise_3d[] = {
     DW(2, 9, 11, 13, 24, 1, 5, 5, 5, V3(2, 2, 2), V3(2, 2, 2), V3(2, 2, 2), V3(1, 1, 1)),   /* 5x5x5 stride 2 */
     DW(1, 8, 9, 9, 16, 1, 7, 7, 7, V3(3, 3, 3), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1)),     /* 7x7x7 */
     DW(2, 4, 10, 10, 48, 1, 1, 3, 3, V3(0, 1, 1), V3(0, 1, 1), V3(1, 1, 1), V3(1, 1, 1)),   /* 1x3x3 */
+    DW(2, 3, 13, 11, 32, 1, 1, 5, 5, V3(0, 2, 2), V3(0, 2, 2), V3(2, 2, 2), V3(1, 1, 1)),   /* 1x5x5, stride 2 */
     DW(2, 6, 6, 6, 40, 1, 3, 1, 1, V3(1, 0, 0), V3(1, 0, 0), V3(1, 1, 1), V3(1, 1, 1)),     /* 3x1x1 */
     DW(2, 6, 8, 8, 16, 2, 3, 3, 3, V3(2, 2, 2), V3(2, 2, 2), V3(1, 1, 1), V3(2, 2, 2)),     /* dilation 2, multiplier 2 */
     DW(2, 5, 6, 7, 5, 1, 3, 3, 3, V3(1, 1, 1), V3(1, 1, 1), V3(1, 2, 2), V3(1, 1, 1)),      /* C = 5, stride 2 */
