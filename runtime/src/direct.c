@@ -31,6 +31,10 @@
 #define GROUP_WIDE_BLOCK 1.45         /* c > 1 channels a group: blocks of 128 bytes of channels or more ran
                                          1.45x the time of 32- and 64-byte ones (ResNeXt's 3x3 c = 4 and 8
                                          layers, fprop and dgrad, H200): their input tiles crowd L1 */
+#define NARROW_BLOCK 0.1              /* blocks whose pixel reads are under 64 bytes (16 16-bit channels, 8
+                                         f32): each such request costs the memory pipe what a 64-byte one
+                                         does; 16-channel blocks ran 1.05-1.10x the time of 32-channel ones of
+                                         the same shape (52 depthwise rows of networks.txt, bf16, H200) */
 #define RUN_CTAS_PER_SM 16            /* fprop/dgrad: runs of blocks sized for this many CTAs an SM */
 #define MAX_RUN 32                    /* ... and at most this many blocks a run */
 /* Measured kernel time over the compute model's, by op (H200; the 26 depthwise rows of networks.txt,
@@ -243,7 +247,8 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
      * (the filter's loads from shared memory stay one a STRIP of FMAs). */
     const double per_fma = 1.0 + (FMA_OVERHEAD * (fast ? 0.6 : 1.0) - 1.0) / v->cg;
     double compute_us = outputs * taps * v->cg * per_fma * (vector ? 1.0 : SCALAR_FETCH) / (FMA_PER_SM_US * sms) *
-                        (v->cg > 1 && e->k.tile_k * v->a_bytes >= 128 ? GROUP_WIDE_BLOCK : 1.0);
+                        (v->cg > 1 && e->k.tile_k * v->a_bytes >= 128 ? GROUP_WIDE_BLOCK : 1.0) *
+                        (1.0 + NARROW_BLOCK * fmax(64.0 / (e->k.tile_k * v->a_bytes) - 1.0, 0.0));
     if (e->k.op == CONVCAT_WGRAD) {
         /* A thread's steps: a dy pixel for its unit of taps and vector of outputs (K x c a tap);
          * its filter row's x window stays in registers where the template has the row compiled in
