@@ -7,20 +7,20 @@ Usage (on the GPU machine, from the repository root):
                            [--max-candidates N] [--json OUT.json]
     python3 bench/bench.py PROBLEMS.txt --selftest      # CPU only: no torch, no GPU
 
-PROBLEMS.txt has the format of shared/bench/layers.txt (see cudnn_baseline.py there); the optional
-columns pad_d_hi pad_h_hi pad_w_hi give asymmetric padding.
+PROBLEMS.txt has the format of bench/layers.txt: a header line of column names (name op N D H W C
+K T R S pad_d pad_h pad_w stride_d stride_h stride_w dil_d dil_h dil_w groups), then a problem a
+line; the optional columns pad_d_hi pad_h_hi pad_w_hi give asymmetric padding.
 
 What it does, per problem row and data type:
   1. makes the tensors once with PyTorch, random data, stored channel-innermost as convcat wants
      (x: N,D,H,W,C; w: K,T,R,S,C; y: N,Z,P,Q,K); PyTorch sees them through permuted views, which
      are channels_last / channels_last_3d for 2D/3D (for 1D, cuDNN gets contiguous N,C,W copies,
-     its fastest layout, as in cudnn_baseline.py);
+     its fastest layout);
   2. times cuDNN through torch.nn.functional.conv{1,2,3}d (or aten.convolution_backward for
      dgrad/wgrad) with cudnn.benchmark on: the kernel time (median_ms: 20 samples of 10
      back-to-back calls between CUDA events, the stream held by a GPU sleep while the host
-     enqueues them, after 10 warm-ups), and, as cudnn_baseline.py does, one call between two
-     events (call_ms, median of 50: the host's cost of the call included); its output is the
-     reference;
+     enqueues them, after 10 warm-ups), and one call between two events (call_ms, median of 50:
+     the host's cost of the call included); its output is the reference;
   3. asks libconvcat (through the convcat package, python/convcat) for every kernel that can run
      the problem, ranked by its heuristic; for each one: plan, run once into an output poisoned
      with NaN, compare with the reference (||a-b|| / ||b|| in float64, FAIL above 2e-2), then time
@@ -32,7 +32,7 @@ What it does, per problem row and data type:
   4. reports cuDNN, the heuristic's pick (the first ranked kernel, what CONVCAT_AUTO takes), the
      fastest correct kernel, and their ratios; the bf16 8192^3 torch.matmul rate measured at the
      start is the "peak" each row is compared with.
-TFLOP/s = 2*M*N*K / median kernel time (cudnn_baseline.py divides by the single-call time).  Exit status 1 if any check failed.
+TFLOP/s = 2*M*N*K / median kernel time.  Exit status 1 if any check failed.
 
 --selftest checks the package's ctypes mirror of convcat.h against the header (convcat.abicheck,
 with gcc), opens the catalog and ranks the kernels for every row (convcat_query runs without a GPU).
@@ -59,7 +59,7 @@ OPS = ("fprop", "dgrad", "wgrad")
 
 
 def load(path):
-    """Rows of a problem file as dicts; pad_X_hi defaults to pad_X (same as cudnn_baseline.py)."""
+    """Rows of a problem file as dicts; pad_X_hi defaults to pad_X."""
     rows = []
     with open(path) as fh:
         cols = fh.readline().split()
@@ -164,7 +164,7 @@ def median_ms(fn, iters=20, warm=10):
 
 
 def call_ms(fn, iters=50, warm=10):
-    """One call between two events, the median of `iters` (cudnn_baseline.py's method): the kernel
+    """One call between two events, the median of `iters`: the kernel
     plus whatever of the host's cost of the call the idle GPU waits for."""
     return timed_ms(fn, iters, warm, 1, False)
 
@@ -210,7 +210,7 @@ class Case:
         F = torch.nn.functional
         dev, N, C, K, grp = DEVICE, r["N"], r["C"], r["K"], r["groups"]
         self.op, self.g = op, g
-        # Storage is channel-innermost; x.randn, w scaled as in cudnn_baseline.py.
+        # Storage is channel-innermost; x ~ N(0, 1), w ~ N(0, 0.05^2).
         self.x = torch.randn(N, *g["sp_in"], C, device=dev, dtype=dtype)
         self.w = torch.randn(K, *g["flt"], C // grp, device=dev, dtype=dtype) * 0.05
         self.y = torch.randn(N, *g["sp_out"], K, device=dev, dtype=dtype) if op != "fprop" else None   # dy
@@ -219,8 +219,8 @@ class Case:
             fmt = torch.channels_last_3d if g["dims"] == 3 else torch.channels_last
             assert x_t.is_contiguous(memory_format=fmt) and w_t.is_contiguous(memory_format=fmt)
         else:
-            # 1D: cuDNN is fastest on PyTorch's contiguous N,C,W (as cudnn_baseline.py measures
-            # it); give it copies in that layout, made once, outside the timing.
+            # 1D: cuDNN is fastest on PyTorch's contiguous N,C,W; give it copies in that layout,
+            # made once, outside the timing.
             x_t, w_t = x_t.contiguous(), w_t.contiguous()
         # PyTorch has no asymmetric padding: pad x once, outside the timing, and convolve unpadded.
         self.prepadded = g["pad_lo"] != g["pad_hi"]

@@ -3,12 +3,13 @@
 
 Usage:
     python3 bench/classes.py RESULTS.json [...] [--classes depthwise,grouped,stem] [--rows] [--markdown]
+    python3 bench/classes.py RESULTS.json [...] --plot OUT.png      # needs matplotlib
 
 Rows are grouped by bench.py's CLASSES (depthwise, grouped, stem, odd, dense: by shape alone) and
 by op and dtype; per group the geomean of cuDNN time / convcat time (the heuristic's pick, kernel
 times of the same run) and the lowest row.  Depthwise rows also give the fraction of the run's
 device copy rate (bench.py's copy_tbs) that the bytes x + y + w, each once, reach in convcat's
-time.  No GPU needed.
+time.  --plot draws every row's ratio, by class and op, one panel per dtype.  No GPU needed.
 """
 import argparse
 import json
@@ -51,6 +52,7 @@ def main():
     ap.add_argument("--classes", default=",".join(bench.CLASSES))
     ap.add_argument("--rows", action="store_true", help="print every row")
     ap.add_argument("--markdown", action="store_true", help="Markdown tables, a layer a row, its ops side by side")
+    ap.add_argument("--plot", metavar="OUT.png", help="a strip chart of every row's ratio by class and op")
     a = ap.parse_args()
     groups, summaries = {}, []
     for path in a.results:
@@ -89,6 +91,52 @@ def main():
 
     if a.markdown:
         markdown(groups, summaries)
+    if a.plot:
+        plot(groups, a.plot)
+
+
+def plot(groups, out):
+    """Per dtype a panel: for each class and op, every row's cuDNN time / convcat time (log scale, above
+    1 convcat is faster) and the geomean as a bar across them."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import random
+    dtypes = list(dict.fromkeys(dt for _, _, dt in sorted(groups)))
+    classes = [c for c in bench.CLASSES if any(k[0] == c for k in groups)]
+    colors = {"fprop": "#1f77b4", "dgrad": "#ff7f0e", "wgrad": "#2ca02c"}
+    fig, axes = plt.subplots(len(dtypes), 1, figsize=(2.2 * len(classes) + 2, 4.5 * len(dtypes)), squeeze=False)
+    rnd = random.Random(0)   # the same jitter every time
+    for ax, dt in zip(axes[:, 0], dtypes):
+        ticks, labels = [], []
+        for ci, cls in enumerate(classes):
+            for oi, op in enumerate(("fprop", "dgrad", "wgrad")):
+                rows = groups.get((cls, op, dt))
+                if not rows:
+                    continue
+                x = ci * 4 + oi
+                ratios = [row["cudnn_ms"] / row["heuristic_ms"] for row, _, _ in rows]
+                ax.scatter([x + rnd.uniform(-0.3, 0.3) for _ in ratios], ratios, s=6, alpha=0.5,
+                           color=colors[op], label=op if ci == 0 else None)
+                ax.hlines(geomean(ratios), x - 0.4, x + 0.4, color="black", linewidth=2,
+                          label="geomean" if ci == 0 and oi == 0 else None)
+            ticks.append(ci * 4 + 1)
+            labels.append(f"{cls}\n({len(groups.get((cls, 'fprop', dt), []))} rows an op)")
+        ax.axhline(1.0, color="#d62728", linestyle="--", linewidth=1)
+        ax.set_yscale("log")
+        ax.set_yticks([0.125, 0.25, 0.5, 1, 2, 4, 8, 16])
+        ax.set_yticklabels(["1/8", "1/4", "1/2", "1", "2", "4", "8", "16"])
+        ax.minorticks_off()
+        ax.set_ylabel("cuDNN time / convcat time")
+        ax.set_title(f"{dt}: above 1 convcat is faster (heuristic pick, kernel times)")
+        ax.set_xticks(ticks)
+        ax.set_xticklabels(labels)
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    print(f"wrote {out}")
 
 
 def markdown(groups, summaries):

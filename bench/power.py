@@ -11,7 +11,7 @@ the SM clock, the board power and the active clock-event reasons every 50 ms.  P
 over the whole window and the medians of the samples.
 
 bench.py times bursts of 10 launches between idle gaps; under load that long the H200 runs into its
-700 W cap and lowers the SM clock, by more for f16 data than for bf16 (BENCHMARKS.md, "Sustained load").
+700 W cap and lowers the SM clock, by more for f16 data than for bf16 (docs/design.md, "The epilogue").
 """
 import argparse
 import json

@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# On a GPU machine without Debian packages, from the source tree's root with .gpu/ (made by
-# scripts/gpu-stage.sh) beside it: run the GPU suite, compute-sanitizer on one kernel of every
-# family, the coverage check against cuDNN and the benchmarks.  Logs go to $OUT (default
-# /tmp/convcat-out); the last lines printed are a summary.
-#   scripts/gpu-run.sh [suite] [sanitize] [check] [bench]     (default: suite sanitize)
-# Environment: SUITE_MATCH (test_gpu --match), SUITE_SEED (--seed), SUITE_TIMEOUT;
+# Run the GPU tests and benchmarks on a GPU machine without Debian packages, from the source
+# tree's root with .gpu/ (packed by scripts/gpu-stage.sh) beside it; CUnit is unpacked from .gpu/
+# into /tmp, nothing is installed.  What to run, any of:
+#   suite     the GPU suite: test_gpu on every kernel of the device's arch
+#   property  the property test: random problems of every family, each refused with a reason or
+#             checked against the reference (test_property)
+#   sanitize  compute-sanitizer (memcheck, racecheck, synccheck) on one kernel of each pipeline
+#   check     every row of the bench problem files on the heuristic's pick, checked against cuDNN
+#             (bench/bench.py --check; needs PyTorch)
+#   bench     one bench/bench.py run, convcat against cuDNN (needs PyTorch)
+# Logs and results go to $OUT (default /tmp/convcat-out); the last lines printed are a summary.
+#   scripts/gpu-run.sh [suite] [property] [sanitize] [check] [bench]     (default: suite sanitize)
+# Environment: SUITE_MATCH (test_gpu --match), SUITE_SEED (--seed), SUITE_TIMEOUT; PROPERTY_COUNT,
+# PROPERTY_SEED, PROPERTY_TIMEOUT;
 # CHECK_FILES, CHECK_DTYPES, CHECK_TIMEOUT; BENCH_FILE, BENCH_OPS, BENCH_DTYPES, BENCH_ARGS,
 # BENCH_TAG, BENCH_TIMEOUT.
 set -uo pipefail
@@ -23,6 +31,13 @@ if [[ $what == *suite* ]]; then
     rc=$?
     grep -E "problem [0-9]+|FAILED|failed|refused" "$out/gpu_suite.txt" | head -30
     summary+=("gpu suite (rc $rc): $(tail -6 "$out/gpu_suite.txt" | tr '\n' ' ')")
+fi
+if [[ $what == *property* ]]; then
+    timeout "${PROPERTY_TIMEOUT:-500}" .gpu/test_property .gpu/convcat.catalog --family all \
+        --count "${PROPERTY_COUNT:-10000}" --seed "${PROPERTY_SEED:-1}" > "$out/property.txt" 2>&1
+    rc=$?
+    grep -E "wrong|error" "$out/property.txt" | grep -v " 0 wrong, 0 errors" | head -20
+    summary+=("property (rc $rc): $(grep -E '^(tma|gather|direct) *:' "$out/property.txt" | tr '\n' ' ')")
 fi
 if [[ $what == *sanitize* ]]; then
     # One kernel of each shape of pipeline: TMA fprop (2x1 cluster, bias, residual, GELU), halo

@@ -61,7 +61,8 @@ static const field record_fields[] = {
     IX_FIELD(C_ALIGN), IX_FIELD(K_ALIGN), IX_FIELD(MAX_STRIDE), IX_FIELD(GROUPS_MODE), IX_FIELD(GROUP_C_MASK),
     IX_FIELD(HALO_COLS), IX_FIELD(HALO_REACH), IX_FIELD(HALO_TILE_ROWS), IX_FIELD(VEC_MASK), IX_FIELD(BLOCK_VEC),
     IX_FIELD(BLOCK_STRIP), IX_FIELD(MAX_TAPS), IX_FIELD(A_STAGE_BYTES), IX_FIELD(B_STAGE_BYTES),
-    IX_FIELD(EPI_BYTES), IX_FIELD(BLOCK_RUN),
+    IX_FIELD(EPI_BYTES), IX_FIELD(BLOCK_RUN), IX_FIELD(ROW_MASK), IX_FIELD(GROUP_ROW_MASK), IX_FIELD(UNIT_TAPS),
+    IX_FIELD(RING_TAPS),
 };
 static const field header_fields[] = {
     HD_FIELD(MAGIC), HD_FIELD(FORMAT_VERSION), HD_FIELD(KERNEL_ABI), HD_FIELD(COUNT), HD_FIELD(ENTRY_BYTES),
@@ -253,7 +254,7 @@ static void test_layout_macros_tile_the_record(void)
     }
     CU_ASSERT_EQUAL(at, CVC_HEADER_BYTES);
     CU_ASSERT_EQUAL(CVC_HD_HEADER_CRC_OFF + CVC_HD_HEADER_CRC_SIZE, CVC_HEADER_BYTES);
-    CU_ASSERT_EQUAL(CVC_FORMAT_VERSION, 3u);
+    CU_ASSERT_EQUAL(CVC_FORMAT_VERSION, 4u);
     CU_ASSERT_EQUAL(HD_GET(orig, FORMAT_VERSION), CVC_FORMAT_VERSION);
     CU_ASSERT_EQUAL(HD_GET(orig, ENTRY_BYTES), CVC_ENTRY_BYTES);
     CU_ASSERT_EQUAL(HD_GET(orig, INDEX_OFFSET), CVC_HEADER_BYTES);
@@ -689,6 +690,13 @@ static void test_derived_fields_are_range_checked(void)
     const uint64_t mask = IX_GET(record(orig, d), GROUP_C_MASK);
     REFUSE_THEN_OPEN(f, d, GROUP_C_MASK, mask & ~1ull, mask, block);
     REFUSE_THEN_OPEN(f, d, GROUP_C_MASK, mask | (IX_GET(record(orig, d), OP) == CONVCAT_WGRAD ? 512 : 2 * vec), mask, block);
+    /* direct wgrad: a unit of taps and a ring pass hold one tap at least (the model divides by them). */
+    const size_t dw = find_entry(orig, CVC_FAMILY_DIRECT, 0, "_wgrad_");
+    CU_ASSERT_FATAL(dw != SIZE_MAX);
+    const char *units = "direct wgrad tap units out of range";
+    const uint64_t unit = IX_GET(record(orig, dw), UNIT_TAPS), ring = IX_GET(record(orig, dw), RING_TAPS);
+    REFUSE_THEN_OPEN(f, dw, UNIT_TAPS, 0, unit, units);
+    REFUSE_THEN_OPEN(f, dw, RING_TAPS, 0, ring, units);
     /* A diagonal wgrad entry may take the mode away (it then runs groups = 1 only). */
     if (IX_GET(record(orig, w), GROUPS_MODE) == CVC_GROUPS_DIAGONAL)
         REFUSE_THEN_OPEN(f, w, GROUPS_MODE, CVC_GROUPS_ANY, CVC_GROUPS_NONE, "pointer-family group support");

@@ -324,7 +324,7 @@ class Validity(unittest.TestCase):
             self.assertIn(want, grouped)
 
     def test_cluster_slices_are_whole_swizzle_atoms(self):
-        # With today's tile and cluster lists no slice breaks the 8-row rule (the check in
+        # With the space's tile and cluster lists no slice breaks the 8-row rule (the check in
         # is_valid guards future axis values): every valid key's boxes are whole atoms.
         for k in space.product(arch=("sm90a",), op=("fprop",), dims=(2,),
                                 dtypes=[("bf16", "bf16", "f32", "bf16")], stages=(3,)):
@@ -1040,7 +1040,7 @@ class IndexLayout(unittest.TestCase):
         self.assertEqual((m["CVC_FORMAT_VERSION"], m["CVC_HEADER_BYTES"], m["CVC_ENTRY_BYTES"], m["CVC_KEY_BYTES"],
                           m["CVC_BLOB_ALIGN"]),
                          (index.FORMAT_VERSION, index.HEADER_BYTES, index.ENTRY_BYTES, index.KEY_BYTES, index.BLOB_ALIGN))
-        self.assertEqual(m["CVC_FORMAT_VERSION"], 3)
+        self.assertEqual(m["CVC_FORMAT_VERSION"], 4)
         for name, bit in index.FLAG_BITS.items():
             self.assertEqual(m[f"CVC_F_{name}"], bit)
         self.assertEqual(m["CVC_F_ALL"], sum(index.FLAG_BITS.values()))

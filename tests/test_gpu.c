@@ -10,8 +10,9 @@
  * runs the kernel on ~20 problems of its op and dimensionality on fresh
  * random data with the output poisoned with NaN (cvc_verify_run: the op's
  * two inputs random, its output checked, the plan's workspace allocated),
- * and checks ||out - ref|| / ||ref|| against the output type's bound, that
- * no element is an outlier and that none was left unwritten.  A kernel must
+ * and checks ||out - ref|| against the norm bound, every element against its
+ * own (reference.h: the terms' magnitudes and the types' rounding) and that
+ * none was left unwritten.  A kernel must
  * run at least MIN_RUNS problems (no vacuous pass), then its list again with
  * the tiles walked in raster bands of 3 rows (CONVCAT_RASTER_BAND=3).  An
  * fprop kernel of a_type == out_type also runs a chained pair: y1 = conv(x),
@@ -554,6 +555,14 @@ static const grouped_shape depthwise_2d[] = {
     /* ^ bias and GELU (fprop; dgrad and wgrad run it plain) */
     {16, {2, 1, 9, 9, 16, 16, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1.0f, 1.0f, 1, CONVCAT_ACT_SILU}},
     /* ^ bias, residual and SiLU */
+    {48, {2, 1, 23, 21, 48, 48, 1, 5, 5, {0, 2, 2}, {0, 2, 2}, {1, 2, 2}, {1, 1, 1}, 0.5f, 0.75f, 1, CONVCAT_ACT_SILU}},
+    /* ^ 5x5 stride 2 (fprop's column path) with alpha, bias, residual and SiLU */
+    {32, {2, 1, 5, 9, 32, 32, 1, 7, 7, {0, 3, 3}, {0, 2, 3}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE}},
+    /* ^ 7x7 on 5 rows (shorter than a column segment), asymmetric padding, alpha and beta */
+    {64, {3, 1, 26, 13, 64, 64, 1, 7, 7, {0, 3, 3}, {0, 3, 3}, {1, 2, 2}, {1, 1, 1}, 1.0f, 0.0f, 1, CONVCAT_ACT_RELU}},
+    /* ^ 7x7 stride 2, bias and ReLU */
+    {24, {2, 1, 19, 16, 24, 24, 1, 5, 5, {0, 1, 2}, {0, 3, 2}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.5f, 0, CONVCAT_ACT_NONE}},
+    /* ^ 5x5, asymmetric rows of padding, beta */
 };
 
 static const grouped_shape depthwise_1d[] = {
@@ -571,6 +580,7 @@ static const grouped_shape depthwise_3d[] = {
     DW(2, 9, 11, 13, 24, 1, 5, 5, 5, V3(2, 2, 2), V3(2, 2, 2), V3(2, 2, 2), V3(1, 1, 1)),   /* 5x5x5 stride 2 */
     DW(1, 8, 9, 9, 16, 1, 7, 7, 7, V3(3, 3, 3), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1)),     /* 7x7x7 */
     DW(2, 4, 10, 10, 48, 1, 1, 3, 3, V3(0, 1, 1), V3(0, 1, 1), V3(1, 1, 1), V3(1, 1, 1)),   /* 1x3x3 */
+    DW(2, 3, 13, 11, 32, 1, 1, 5, 5, V3(0, 2, 2), V3(0, 2, 2), V3(2, 2, 2), V3(1, 1, 1)),   /* 1x5x5, stride 2 */
     DW(2, 6, 6, 6, 40, 1, 3, 1, 1, V3(1, 0, 0), V3(1, 0, 0), V3(1, 1, 1), V3(1, 1, 1)),     /* 3x1x1 */
     DW(2, 6, 8, 8, 16, 2, 3, 3, 3, V3(2, 2, 2), V3(2, 2, 2), V3(1, 1, 1), V3(2, 2, 2)),     /* dilation 2, multiplier 2 */
     DW(2, 5, 6, 7, 5, 1, 3, 3, 3, V3(1, 1, 1), V3(1, 1, 1), V3(1, 2, 2), V3(1, 1, 1)),      /* C = 5, stride 2 */
@@ -761,9 +771,9 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
             printf("\n  %s problem %d (seed %u): %s: %s", e->key, no, seed, convcat_status_string(st),
                    convcat_last_error());
         else
-            printf("\n  %s problem %d (seed %u): rel. error %.3e (bound %.0e), %lld non-finite, %lld outliers"
-                   " (workspace %zu bytes)",
-                   e->key, no, seed, v.rel_err, v.tolerance, v.nonfinite, v.outliers, v.workspace_bytes);
+            printf("\n  %s problem %d (seed %u): rel. error %.3e (bound %.3e), %lld non-finite, %lld outliers"
+                   " (worst at %.2g of its bound; workspace %zu bytes)",
+                   e->key, no, seed, v.rel_err, v.tolerance, v.nonfinite, v.outliers, v.worst, v.workspace_bytes);
     }
     CU_ASSERT_EQUAL(st, CONVCAT_OK);
     CU_ASSERT_TRUE(st == CONVCAT_OK && v.passed);
@@ -789,8 +799,9 @@ static void check_chained(size_t index, const convcat_entry_info *e)
         if (st != CONVCAT_OK)
             printf("\n  %s chained (seed %u): %s: %s", e->key, seed, convcat_status_string(st), convcat_last_error());
         else
-            printf("\n  %s chained (seed %u): first run %s; second: rel. error %.3e, %lld non-finite, %lld outliers",
-                   e->key, seed, first_passed ? "passed" : "FAILED", v.rel_err, v.nonfinite, v.outliers);
+            printf("\n  %s chained (seed %u): first run %s; second: rel. error %.3e (bound %.3e), %lld non-finite, "
+                   "%lld outliers", e->key, seed, first_passed ? "passed" : "FAILED", v.rel_err, v.tolerance,
+                   v.nonfinite, v.outliers);
     }
     CU_ASSERT_EQUAL(st, CONVCAT_OK);
     CU_ASSERT_TRUE(first_passed);
@@ -818,7 +829,51 @@ static void checker_catches_one_bad_element(convcat_op op)
                     CONVCAT_OK);
     CU_ASSERT_FALSE(v.passed);
     CU_ASSERT_EQUAL(v.outliers, 1);
-    printf("(%s: wrong element gives rel. error %.2e, %lld outlier) ", e.key, v.rel_err, v.outliers);
+    printf("(%s: wrong element gives rel. error %.2e, %lld outlier at %.3g times its bound) ", e.key, v.rel_err,
+           v.outliers, v.worst);
+}
+
+/* tf32 sums that cancel: one output of 16 terms (1x1 filter; 16 pixels, channels or filters),
+ * where the error of the operands' rounding is of the size of the terms, not of the result (the
+ * bounds of reference.h).  Every seed must pass, on the first two tf32 kernels of each op and
+ * family that take the problem. */
+#define TF32_KERNELS 4096
+static size_t tf32_kernels[TF32_KERNELS];   /* the registered tf32 kernels */
+static int tf32_count;
+
+static void test_cancelling_tf32_sums(void)
+{
+    static const shape shapes[3] = {
+        [CONVCAT_FPROP] = P2(1, 1, 1, 16, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),    /* 1 output, 16 channels */
+        [CONVCAT_DGRAD] = P2(1, 1, 1, 1, 16, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),    /* 1 output, 16 filters */
+        [CONVCAT_WGRAD] = P2(1, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),     /* 1 output, 16 pixels */
+    };
+    int ran = 0, taken[3][4] = {{0}};   /* per op and family */
+    for (int j = 0; j < tf32_count; ++j) {
+        const size_t index = tf32_kernels[j];
+        convcat_entry_info e;
+        convcat_entry_info_get(catalog, index, &e);
+        int *fam = &taken[e.op][e.family & 3];
+        if (*fam >= 2)
+            continue;
+        shape sh = shapes[e.op];
+        if (e.dims != 2)   /* the same sums along W */
+            sh.w *= sh.h, sh.h = 1;
+        const convcat_problem p = entry_problem(&e, &sh);
+        if (convcat_check(catalog, index, &p, NULL, 0) != CONVCAT_OK)
+            continue;
+        ++ran, ++*fam;
+        const cvc_epilogue plain = {.alpha = 1.0f};
+        for (unsigned s = 0; s < 64; ++s) {
+            cvc_verify v;
+            const convcat_status st = cvc_verify_run(catalog, &p, index, base_seed + s, &plain, CVC_SABOTAGE_NONE, &v);
+            if (st != CONVCAT_OK || !v.passed)
+                printf("\n  %s (seed %u): %s, rel. error %.3e (bound %.3e), worst at %.2g of its bound", e.key,
+                       base_seed + s, convcat_status_string(st), v.rel_err, v.tolerance, v.worst);
+            CU_ASSERT_TRUE(st == CONVCAT_OK && v.passed);
+        }
+    }
+    printf("(%d tf32 kernels, 64 seeds each) ", ran);
 }
 
 static void test_checker_fprop(void) { checker_catches_one_bad_element(CONVCAT_FPROP); }
@@ -1186,6 +1241,8 @@ int main(int argc, char **argv)
         CU_add_test(suites[e.op], e.key, test_kernel);
         if (first_kernel[e.op] == (size_t)-1 && e.family != CONVCAT_FAMILY_DIRECT)   /* dense problems */
             first_kernel[e.op] = i;
+        if (e.a_type == CONVCAT_TF32 && tf32_count < TF32_KERNELS)
+            tf32_kernels[tf32_count++] = i;
         ++per_op[e.op];
         ++registered;
     }
@@ -1202,6 +1259,8 @@ int main(int argc, char **argv)
             CU_add_test(checks, strdup(n1), checkers[op]);
             CU_add_test(checks, strdup(n2), tuners[op]);
         }
+        if (tf32_count)
+            CU_add_test(checks, "cancelling_tf32_sums_pass", test_cancelling_tf32_sums);
     }
     CU_add_test(CU_add_suite("dynamic clusters", NULL, NULL), "dynamic_entries_of_another_arch_are_refused",
                 test_dynamic_entries_of_another_arch_are_refused);

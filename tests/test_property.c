@@ -11,7 +11,7 @@
  * (alpha, beta, fprop's bias and activation); one problem in 32 takes an extent, padding, stride or
  * dilation near the limits.  convcat_query ranks the catalog for it; the first runnable kernel of
  * F in that ranking (the heuristic's pick among F's kernels) runs it on fresh random data with its
- * output poisoned (cvc_verify_run, verify.c: the GPU reference, the per-type bounds), or, where no
+ * output poisoned (cvc_verify_run, verify.c: the GPU reference, the bounds of reference.h), or, where no
  * kernel of F can run it, the problem counts as refused by rule and each of F's refusals must say
  * why.  Per family it prints: refused by rule, refused by the device (plan_create: shared memory,
  * clusters), too large to run here (accepted, more than 256 MiB of tensors: near-limit problems),
@@ -198,7 +198,7 @@ static int64_t tensor_bytes(const convcat_problem *p)
     const double x = (double)p->n * p->d * p->h * p->w * p->c;
     const double w = (double)p->k * p->t * p->r * p->s * (p->c / p->groups);
     const double y = (double)p->n * z * pp * q * p->k;
-    const double bytes = 4.0 * (x + w + y);   /* the widest type; the reference adds its own f32 */
+    const double bytes = 4.0 * (x + w + y);   /* the widest type; the reference adds three f32 an output */
     return bytes > 1e18 ? INT64_MAX : (int64_t)bytes;
 }
 
@@ -292,8 +292,9 @@ static void one(const convcat_catalog *cat, const options *o, int f, long i, con
         print_problem(&d.p, &d.epi);
     } else if (!v.passed) {
         ++c->wrong;
-        printf("  %s problem %ld (seed %u), %s: WRONG: rel. error %.3e (bound %.0e), %lld non-finite, %lld outliers\n",
-               family_name[f], i, o->seed, e.key, v.rel_err, v.tolerance, v.nonfinite, v.outliers);
+        printf("  %s problem %ld (seed %u), %s: WRONG: rel. error %.3e (bound %.3e), %lld non-finite, %lld outliers "
+               "(worst at %.2g of its bound)\n",
+               family_name[f], i, o->seed, e.key, v.rel_err, v.tolerance, v.nonfinite, v.outliers, v.worst);
         print_problem(&d.p, &d.epi);
     } else {
         ++c->correct;

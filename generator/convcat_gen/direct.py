@@ -199,14 +199,27 @@ def group_widths(key: space.Key) -> list:
     return [1] + [c for c in GROUP_C if (vec(key) % c == 0 if key.op != "wgrad" else c % WGRAD_VEC == 0)]
 
 
+def row_shapes(key: space.Key, grouped: bool) -> list:
+    """(taps, W stride) of the filter rows whose taps the kernel has compiled in, for one channel a group
+    or (grouped) groups of c > 1: fprop/dgrad's fast rows, wgrad's rings."""
+    if grouped and group_widths(key) == [1]:
+        return []
+    if key.op == "wgrad":
+        return [(f["s"], f["st"]) for f in (wgrad_group_rows(key) if grouped else wgrad_rows())]
+    return [(s, st) for s, st in FAST if not grouped or s in GROUP_ROWS]
+
+
 def capabilities(key: space.Key) -> dict:
+    from . import index
     cfg = derive(key)
     return dict(family="direct", flags=("SPLITS_K",) if key.op == "wgrad" else (), acc_regs=0, wg_n=0, mma_n=0,
                 c_align=1, k_align=1, max_stride=0, groups_mode="depthwise",
                 group_c_mask=sum(1 << (c.bit_length() - 1) for c in group_widths(key)),
                 vec_mask=sum(1 << (v.bit_length() - 1) for v in (8, 4, 2, 1) if v <= cfg.vec),
                 block_vec=cfg.vec, block_strip=cfg.strip, block_run=col_rows(key), smem_bytes=cfg.smem_bytes, threads=cfg.threads,
-                max_taps=UNIT_TAPS * 64 if key.op == "wgrad" else 0)
+                max_taps=UNIT_TAPS * 64 if key.op == "wgrad" else 0,
+                row_mask=index.shape_bits(row_shapes(key, False)), group_row_mask=index.shape_bits(row_shapes(key, True)),
+                unit_taps=UNIT_TAPS if key.op == "wgrad" else 0, ring_taps=WGRAD_RING if key.op == "wgrad" else 0)
 
 
 def context(key: space.Key) -> dict:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 MAGIC = b"CONVCAT\0"
 HEADER_BYTES, ENTRY_BYTES, KEY_BYTES, BLOB_ALIGN = 64, 256, 112, 256
 
@@ -114,7 +114,20 @@ RECORD = (
     ("b_stage_bytes", "I", "shared memory of one stage of B"),
     ("epi_bytes", "I", "shared memory of the epilogue"),
     ("block_run", "B", "direct fprop/dgrad: a CTA's run of blocks is a multiple of this many (0: any)"),
+    ("row_mask", "H", "direct: filter rows with compiled-in taps, one channel a group (shape_bits)"),
+    ("group_row_mask", "H", "direct: the same for groups of c > 1 channels (shape_bits)"),
+    ("unit_taps", "B", "direct wgrad: taps of a unit (a filter row, or this many of a longer one)"),
+    ("ring_taps", "B", "direct wgrad: a compiled-in row's taps a pass of its x ring"),
 )
+
+
+def shape_bits(shapes) -> int:
+    """Filter rows (taps s along W at W stride st, dilation 1; 0 < s < 8, st 1 or 2) as a record mask:
+    bit s + 8 (st - 1)."""
+    shapes = set(shapes)
+    assert all(0 < s < 8 and st in (1, 2) for s, st in shapes), shapes
+    return sum(1 << (s + 8 * (st - 1)) for s, st in shapes)
+
 
 # Field values the key fixes (checked by the runtime against the parsed key).
 KEY_FIELDS = ("arch", "op", "dims", "a", "b", "acc", "out", "schedule", "tile_m", "tile_n", "tile_k",

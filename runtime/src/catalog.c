@@ -110,6 +110,10 @@ static convcat_status check_derived(size_t i, const cvc_entry *e)
              !(e->group_c_mask & 1u) ||   /* groups of c: fprop/dgrad within a vector, wgrad any even c to 256 */
              e->group_c_mask >= (k->op == CONVCAT_WGRAD ? 512u : 2u * (unsigned)e->block_vec)))
             BAD("catalog entry %zu (%s): direct block fields disagree with the tile", i, e->key);
+        if (e->family == CVC_FAMILY_DIRECT && k->op == CONVCAT_WGRAD &&
+            (e->unit_taps < 1 || e->ring_taps < 1 || e->max_taps < e->unit_taps))
+            BAD("catalog entry %zu (%s): direct wgrad tap units out of range (%d taps a unit, %d a ring pass)", i,
+                e->key, e->unit_taps, e->ring_taps);
         if (e->family == CVC_FAMILY_GATHER && e->groups_mode != CVC_GROUPS_ANY)
             BAD("catalog entry %zu (%s): a gather kernel without any-group support", i, e->key);
     }
@@ -173,6 +177,10 @@ static convcat_status read_entry(const uint8_t *file, size_t file_size, uint64_t
     e->a_stage_bytes = (int)IX(r, A_STAGE_BYTES);
     e->b_stage_bytes = (int)IX(r, B_STAGE_BYTES);
     e->epi_bytes = (int)IX(r, EPI_BYTES);
+    e->row_mask = (int)IX(r, ROW_MASK);
+    e->group_row_mask = (int)IX(r, GROUP_ROW_MASK);
+    e->unit_taps = (int)IX(r, UNIT_TAPS);
+    e->ring_taps = (int)IX(r, RING_TAPS);
     convcat_status st = check_derived(i, e);
     if (st != CONVCAT_OK)
         return st;

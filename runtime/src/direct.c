@@ -21,11 +21,9 @@
 #define DRAM_BYTES_PER_US 4.3e6
 #define LAUNCH_US 2.0
 #define COORD_LIMIT (INT64_C(1) << 29)
-#define WGRAD_UNIT_TAPS 8             /* a wgrad unit of taps: the template's UNIT_TAPS */
 #define WGRAD_STEP 10.0               /* wgrad: instructions a thread spends on a dy pixel besides its FMAs
                                          (dy's load and conversion, a fast row's next x, the checks) */
 #define WGRAD_TAP 5.0                 /* ... and per tap where a row goes tap by tap (an x load each) */
-#define WGRAD_RING 5                  /* a fast row's taps a pass (direct.py WGRAD_RING): 7 taps take two */
 #define WGRAD_ISSUE 0.45              /* wgrad: share of the issue slots the kernel keeps busy (ncu on the 3x3
                                          C = 32 row: 0.49 a scheduler, bound by load latency at 24 warps an SM);
                                          over the 26 depthwise wgrad rows of networks.txt the model without it
@@ -33,6 +31,10 @@
 #define GROUP_WIDE_BLOCK 1.45         /* c > 1 channels a group: blocks of 128 bytes of channels or more ran
                                          1.45x the time of 32- and 64-byte ones (ResNeXt's 3x3 c = 4 and 8
                                          layers, fprop and dgrad, H200): their input tiles crowd L1 */
+#define NARROW_BLOCK 0.1              /* blocks whose pixel reads are under 64 bytes (16 16-bit channels, 8
+                                         f32): each such request costs the memory pipe what a 64-byte one
+                                         does; 16-channel blocks ran 1.05-1.10x the time of 32-channel ones of
+                                         the same shape (52 depthwise rows of networks.txt, bf16, H200) */
 #define RUN_CTAS_PER_SM 16            /* fprop/dgrad: runs of blocks sized for this many CTAs an SM */
 #define MAX_RUN 32                    /* ... and at most this many blocks a run */
 /* Measured kernel time over the compute model's, by op (H200; the 26 depthwise rows of networks.txt,
@@ -92,13 +94,13 @@ static int wgrad_ctas_per_sm(const cvc_entry *e)
     return ctas < 1 ? 1 : ctas > 8 ? 8 : ctas;
 }
 
-/* wgrad: units of taps (a filter row, or WGRAD_UNIT_TAPS of a longer one) and thread groups: a
+/* wgrad: units of taps (a filter row, or the index's unit_taps of a longer one) and thread groups: a
  * unit group per unit while they last (a thread takes units ug, ug + unit_groups, ... in turn),
  * the rest of a channel vector's threads split into pixel groups. */
 static void wgrad_groups(const cvc_entry *e, const cvc_view *v, int *units, int *unit_groups, int *pixel_groups)
 {
     const int lanes = e->k.tile_k / e->block_vec, per_lane = e->threads / lanes;
-    *units = (int)(v->filt[0] * v->filt[1] * cvc_ceil_div(v->filt[2], WGRAD_UNIT_TAPS));
+    *units = (int)(v->filt[0] * v->filt[1] * cvc_ceil_div(v->filt[2], e->unit_taps));
     *unit_groups = *units < per_lane ? *units : per_lane;
     *pixel_groups = *unit_groups > 0 ? per_lane / *unit_groups : 0;
 }
@@ -120,7 +122,7 @@ static int64_t smem_of(const cvc_entry *e, const cvc_view *v)
         return (int64_t)planes_of(e, v) * v->cg * v->taps * e->k.tile_k * 4;
     int units, ug, pg;
     wgrad_groups(e, v, &units, &ug, &pg);
-    return (int64_t)pg * units * WGRAD_UNIT_TAPS * e->k.tile_k * 4;
+    return (int64_t)pg * units * e->unit_taps * e->k.tile_k * 4;
 }
 
 convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why, size_t n)
@@ -233,10 +235,10 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     const double taps = e->k.op == CONVCAT_DGRAD && v->strided && v->cg == 1
                             ? (double)v->taps / ((double)p->stride[0] * p->stride[1] * p->stride[2])
                             : (double)v->taps;
-    /* Filter rows with their taps compiled in: 3 taps, and 5 or 7 one channel a group, at W stride 1
-     * or 2, dilation 1 (fprop/dgrad's fast rows, wgrad's rings; strided dgrad has neither). */
-    const bool row = p->dilation[2] == 1 && (p->s == 3 || (v->cg == 1 && (p->s == 5 || p->s == 7))) &&
-                     p->stride[2] <= 2;
+    /* Filter rows with their taps compiled in, at dilation 1 (fprop/dgrad's fast rows, wgrad's rings;
+     * strided dgrad has neither). */
+    const bool row = p->dilation[2] == 1 && cvc_shape_bit(v->cg == 1 ? e->row_mask : e->group_row_mask, p->s,
+                                                          p->stride[2]);
     const bool fast = e->k.op != CONVCAT_WGRAD && row && !(e->k.op == CONVCAT_DGRAD && v->strided);
     /* Whole-vector loads: one filter a group and channels in whole vectors (wgrad: of x and dy). */
     const bool vector = (v->kg == 1 || v->kg == v->cg) && load_vec(e, e->k.op == CONVCAT_DGRAD ? p->k : p->c) == e->block_vec &&
@@ -245,7 +247,8 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
      * (the filter's loads from shared memory stay one a STRIP of FMAs). */
     const double per_fma = 1.0 + (FMA_OVERHEAD * (fast ? 0.6 : 1.0) - 1.0) / v->cg;
     double compute_us = outputs * taps * v->cg * per_fma * (vector ? 1.0 : SCALAR_FETCH) / (FMA_PER_SM_US * sms) *
-                        (v->cg > 1 && e->k.tile_k * v->a_bytes >= 128 ? GROUP_WIDE_BLOCK : 1.0);
+                        (v->cg > 1 && e->k.tile_k * v->a_bytes >= 128 ? GROUP_WIDE_BLOCK : 1.0) *
+                        (1.0 + NARROW_BLOCK * fmax(64.0 / (e->k.tile_k * v->a_bytes) - 1.0, 0.0));
     if (e->k.op == CONVCAT_WGRAD) {
         /* A thread's steps: a dy pixel for its unit of taps and vector of outputs (K x c a tap);
          * its filter row's x window stays in registers where the template has the row compiled in
@@ -256,9 +259,9 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
         const int lanes = e->k.tile_k / e->block_vec;
         const double used = pg > 0 ? (double)ug * pg * lanes / e->threads : 1.0;   /* busy threads */
         const double rounds = ug > 0 ? (double)cvc_ceil_div(units, ug) * ug / units : 1.0;   /* units a thread, rounded up */
-        const double unit_taps = v->filt[2] < WGRAD_UNIT_TAPS ? v->filt[2] : WGRAD_UNIT_TAPS;
+        const double unit_taps = v->filt[2] < e->unit_taps ? v->filt[2] : e->unit_taps;
         const double steps = (double)v->pixels * units * cvc_ceil_div(p->k * v->cg, e->k.tile_k) * lanes;
-        const double passes = row ? (double)cvc_ceil_div(p->s, WGRAD_RING) : 1.0;
+        const double passes = row ? (double)cvc_ceil_div(p->s, e->ring_taps) : 1.0;
         const double per_step = unit_taps * e->block_vec + WGRAD_STEP * passes + (row ? 0.0 : WGRAD_TAP * unit_taps);
         compute_us = steps * rounds * per_step * (vector ? 1.0 : SCALAR_FETCH) / (FMA_PER_SM_US * sms * used * WGRAD_ISSUE);
     }

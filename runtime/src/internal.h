@@ -98,6 +98,8 @@ typedef struct cvc_entry {
     uint32_t group_c_mask;
     int halo_cols, halo_reach, halo_tile_rows;
     int vec_mask, block_vec, block_strip, block_run, max_taps;
+    int row_mask, group_row_mask;   /* direct: filter rows with compiled-in taps (cvc_shape_bit) */
+    int unit_taps, ring_taps;       /* direct wgrad: taps of a unit, a ring's taps a pass */
     int a_stage_bytes, b_stage_bytes, epi_bytes;
     const uint8_t *code;
     size_t code_size;
@@ -110,6 +112,12 @@ typedef struct cvc_entry {
 } cvc_entry;
 
 static inline bool cvc_has(const cvc_entry *e, uint32_t flag) { return (e->flags & flag) != 0; }
+
+/* Does a shape mask of the index (index.shape_bits) have filters of `taps` taps at stride `stride`? */
+static inline bool cvc_shape_bit(int mask, int64_t taps, int64_t stride)
+{
+    return taps > 0 && taps < 8 && (stride == 1 || stride == 2) && (mask >> (taps + 8 * (stride - 1)) & 1);
+}
 
 struct convcat_catalog {
     uint8_t *data;       /* the whole file, mapped or copied */

@@ -17,8 +17,4 @@ void cvc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * pad 1/1 1/1, stride 1 1, dilation 1 1". */
 void cvc_problem_phrase(const convcat_problem *p, char *buf, size_t n);
 
-/* The line of a plan just made (plan.c): its kernel, and why: `picked` by the model (its rank and
- * prediction, the runner-up) or the caller's pin. */
-void cvc_log_plan(const convcat_catalog *cat, const convcat_problem *p, const convcat_plan *plan, bool picked);
-
 #endif

@@ -13,6 +13,7 @@
  * CLUSTER_DIMENSION: the device forms each cluster in one of the two shapes,
  * and the kernel reads which.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,6 +291,52 @@ static convcat_status pick(const convcat_catalog *cat, const convcat_problem *p,
     return st;
 }
 
+/* The log line of a plan just made: its kernel, and why: `picked` by the model (its rank and prediction, the
+ * runner-up) or the caller's pin. */
+static void log_plan(const convcat_catalog *cat, const convcat_problem *p, const convcat_plan *plan, bool picked)
+{
+    if (!cvc_log_enabled())
+        return;
+    convcat_plan_info info;
+    if (convcat_plan_info_get(plan, &info) != CONVCAT_OK)
+        return;
+    const cvc_entry *e = &cat->entries[info.index];
+    char problem[256], why[512];
+    cvc_problem_phrase(p, problem, sizeof problem);
+    convcat_arch arch = e->k.arch;
+    int sms = 0;
+    convcat_device_arch(&arch, &sms);
+    if (picked) {
+        /* The ranking the pick came from, again: it costs a query, only when someone listens. */
+        convcat_candidate *c = malloc((cat->count ? cat->count : 1) * sizeof *c);
+        size_t rows = 0, ok = 0, rank = 0;
+        if (c && convcat_query(cat, p, arch, sms, c, cat->count, &rows, &ok) == CONVCAT_OK) {
+            while (rank < ok && c[rank].index != info.index)
+                ++rank;
+        }
+        if (c && rank < ok) {
+            int len = snprintf(why, sizeof why,
+                               "picked by the time model: rank %zu of %zu %s kernels that can run it, predicted "
+                               "%.1f us on %d SMs", rank + 1, ok, convcat_arch_name(arch), c[rank].predicted_us, sms);
+            const size_t other = rank ? 0 : 1;   /* the runner-up, or the kernel ranked first */
+            if (ok > 1 && len > 0 && (size_t)len < sizeof why)
+                snprintf(why + len, sizeof why - (size_t)len, "; %s %s, %.1f us", rank ? "first" : "runner-up",
+                         cat->entries[c[other].index].key, c[other].predicted_us);
+        } else {
+            snprintf(why, sizeof why, "picked by the time model");
+        }
+        free(c);
+    } else {
+        cvc_view v;
+        const double us = cvc_view_make(p, &v, NULL, 0) == CONVCAT_OK ? cvc_predict_us(e, &v, sms) : 0.0;
+        snprintf(why, sizeof why, "chosen by the caller (entry %zu), predicted %.1f us", info.index, us);
+    }
+    cvc_log("plan: %s (catalog %08x) for %s: %s; grid %d CTAs, clusters of %d, %d threads, %d bytes shared "
+            "memory, %zu bytes workspace",
+            e->key, cat->id, problem, why, info.grid, info.cluster, info.threads, info.smem_bytes,
+            info.workspace_bytes);
+}
+
 convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat_problem *p, size_t index,
                                    convcat_plan **out)
 {
@@ -350,7 +397,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
         }
         pl->workspace_bytes = pl->pointer.workspace_bytes;
         pl->grid = pl->pointer.count ? (int)pl->pointer.l[0].grid : 0;
-        cvc_log_plan(cat, p, pl, picked);
+        log_plan(cat, p, pl, picked);
         *out = pl;
         return CONVCAT_OK;
     }
@@ -384,7 +431,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     }
     pl->grid = cvc_grid_for(&pl->params, fit, pl->cluster);
     pl->chained = chained_launch(e);
-    cvc_log_plan(cat, p, pl, picked);
+    log_plan(cat, p, pl, picked);
     *out = pl;
     return CONVCAT_OK;
 }

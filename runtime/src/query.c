@@ -33,7 +33,7 @@
  *  - Strided dgrad: the sum of its stride phases, a launch each; a phase no
  *    tap reaches is a fill at DRAM speed.
  * The gather and direct families price themselves (gather.c, direct.c).
- * Constants were measured on the H200 with bench/bench.py (BENCHMARKS.md):
+ * Constants were measured on the H200 with bench/bench.py (docs/experiments.md):
  * 787 TFLOP/s bf16 GEMM, 4.3 TB/s copy, and per-stage / per-tile costs fitted
  * over the layer suites' kernels; bench/model_check.py judges a changed model
  * against recorded runs offline, and convcat_autotune times the candidates.

@@ -901,8 +901,9 @@ static int cmd_run(const catalogs *c, const char *which, const opts *o)
         if (v.workspace_bytes)
             printf("workspace: %zu bytes\n", v.workspace_bytes);
         if (o->verify) {
-            printf("verify:  %s  rel. error %.3e (bound %.0e), %lld non-finite and %lld outlying outputs\n",
-                   v.passed ? "PASS" : "FAIL", v.rel_err, v.tolerance, v.nonfinite, v.outliers);
+            printf("verify:  %s  rel. error %.3e (bound %.3e), %lld non-finite and %lld outlying outputs "
+                   "(worst at %.2g of its bound)\n",
+                   v.passed ? "PASS" : "FAIL", v.rel_err, v.tolerance, v.nonfinite, v.outliers, v.worst);
             code = v.passed ? 0 : 1;
         } else {
             printf("ran:     ok (add --verify to check the result)\n");

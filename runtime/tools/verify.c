@@ -1,11 +1,13 @@
-/* verify.c: fresh random inputs, a poisoned output, one kernel run, the reference, a norm.
+/* verify.c: fresh random inputs, a poisoned output, one kernel run, the reference, the bounds.
  *
  * Every op, in forward terms (convcat.h): fprop reads x and w and writes y;
  * dgrad reads y (dy) and w and writes x (dx); wgrad reads y (dy) and x and
  * writes w (dw).  The op's two inputs get fresh seeded random data, its
  * output is poisoned with NaN, c (beta != 0) and bias have the output's
  * shape and type, and the plan's workspace (convcat_plan_info's
- * workspace_bytes) is allocated and passed. */
+ * workspace_bytes) is allocated and passed.  The reference and the bounds it
+ * is checked within are reference.cu's and reference.h's. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,10 +166,10 @@ static convcat_status make_buffers(const cvc_driver *drv, const reference *ref, 
         st = alloc(drv, &b->c, (size_t)b->nout * ob, "allocating c");
     if (st == CONVCAT_OK && with_bias)
         st = alloc(drv, &b->bias, (size_t)b->out_channels * ob, "allocating the bias");
+    if (st == CONVCAT_OK && with_ref)   /* ref, mag and sq (reference.cu), one after the other */
+        st = alloc(drv, &b->ref, 3 * (size_t)b->nout * sizeof(float), "allocating the reference");
     if (st == CONVCAT_OK && with_ref)
-        st = alloc(drv, &b->ref, (size_t)b->nout * sizeof(float), "allocating the reference");
-    if (st == CONVCAT_OK && with_ref)
-        st = alloc(drv, &b->sums, 4 * sizeof(double), "allocating sums");
+        st = alloc(drv, &b->sums, sizeof(cvc_ref_sums), "allocating sums");
     if (st == CONVCAT_OK && ws_bytes)
         st = alloc(drv, &b->ws, ws_bytes, "allocating the workspace");
     /* The two inputs: seeds 0 and 1 for the op's first and second operand. */
@@ -198,21 +200,18 @@ static convcat_tensors tensors_for(const buffers *b, float alpha, float beta, co
                              .activation = act, .workspace = (void *)b->ws, .workspace_bytes = b->ws_bytes};
 }
 
-/* Bounds per output type.  Norm-wise: the output's rounding dominates (bf16
- * keeps 8 bits, f16 11); f32 output differs from the reference only in
- * summation order, unless the inputs are tf32 (the kernel rounds them to 11
- * bits, the reference does not).  Element-wise, relative to |ref| + rms(ref):
- * a few units of the output's last place, so that one wrong element among
- * millions is still caught. */
-static void tolerances(const convcat_problem *p, double *norm, double *elem)
+/* K: the terms of p's longest sum (the op's GEMM K), which the accumulation bounds grow with. */
+static double terms(const convcat_problem *p)
 {
-    switch (p->out_type) {
-    case CONVCAT_BF16: *norm = 1e-2, *elem = 1.0 / 64; break;
-    case CONVCAT_F16: *norm = 3e-3, *elem = 1.0 / 256; break;
-    default: *norm = 1e-4, *elem = 1e-3;
+    int z, pp, q;
+    if (convcat_problem_output(p, &z, &pp, &q) != CONVCAT_OK)
+        return 1.0;
+    const double taps = (double)p->t * p->r * p->s;
+    switch (p->op) {
+    case CONVCAT_DGRAD: return taps * (p->k / p->groups);
+    case CONVCAT_WGRAD: return (double)p->n * z * pp * q;
+    default: return taps * (p->c / p->groups);
     }
-    if ((p->a_type == CONVCAT_TF32 || p->b_type == CONVCAT_TF32) && *norm < 3e-3)
-        *norm = 3e-3, *elem = 1.0 / 128;
 }
 
 /* Damage one element of the output (n elements of type t) at a seeded position. */
@@ -228,27 +227,29 @@ static convcat_status sabotage_output(const cvc_driver *drv, CUdeviceptr y, long
                           "sabotaging the output");
 }
 
-/* The op's output against act(alpha * ref + bias + beta * c). */
+/* The op's output against act(alpha * ref + bias + beta * c), within `bounds`: the sums of the check. */
 static convcat_status compare(const cvc_driver *drv, const reference *ref, const buffers *b,
-                              const cvc_epilogue *epi, float rms, float rel, double sums[4])
+                              const cvc_epilogue *epi, const cvc_ref_bounds *bounds, cvc_ref_sums *sums)
 {
-    memset(sums, 0, 4 * sizeof *sums);
-    convcat_status st = cvc_cuda_check(drv->cuMemcpyHtoD(b->sums, sums, 4 * sizeof *sums), "clearing sums");
+    memset(sums, 0, sizeof *sums);
+    convcat_status st = cvc_cuda_check(drv->cuMemcpyHtoD(b->sums, sums, sizeof *sums), "clearing sums");
     if (st == CONVCAT_OK) {
         int yt = (int)b->tout, k = b->out_channels, act = (int)epi->activation;
         long long n = b->nout;
         float alpha = epi->alpha, beta = epi->beta;
-        CUdeviceptr y = *b->out, r = b->ref, c = b->c, bias = b->bias, out = b->sums;
-        void *args[] = {&y, &yt, &r, &c, &bias, &k, &act, &alpha, &beta, &n, &rms, &rel, &out};
+        cvc_ref_bounds bd = *bounds;
+        CUdeviceptr y = *b->out, r = b->ref, mag = r + (CUdeviceptr)(n * 4), sq = mag + (CUdeviceptr)(n * 4);
+        CUdeviceptr c = b->c, bias = b->bias, out = b->sums;
+        void *args[] = {&y, &yt, &r, &mag, &sq, &c, &bias, &k, &act, &alpha, &beta, &n, &bd, &out};
         st = cvc_cuda_check(drv->cuLaunchKernel(ref->compare, grid_for(n), 1, 1, 256, 1, 1, 0, NULL, args, NULL),
                             "cvc_ref_compare");
     }
     if (st == CONVCAT_OK)
-        st = cvc_cuda_check(drv->cuMemcpyDtoH(sums, b->sums, 4 * sizeof *sums), "reading sums");
+        st = cvc_cuda_check(drv->cuMemcpyDtoH(sums, b->sums, sizeof *sums), "reading sums");
     return st;
 }
 
-/* The reference of p's op on b's inputs, into b->ref (f32, the output's shape). */
+/* The reference of p's op on b's inputs, into b->ref: ref, mag and sq (f32, each the output's shape). */
 static convcat_status run_reference(const cvc_driver *drv, const reference *ref, const convcat_problem *p,
                                     buffers *b)
 {
@@ -262,7 +263,8 @@ static convcat_status run_reference(const cvc_driver *drv, const reference *ref,
                        p->groups};
     CUfunction fn;
     const char *name;
-    void *args[4];
+    void *args[6];
+    CUdeviceptr mag = b->ref + (CUdeviceptr)(b->nout * 4), sq = mag + (CUdeviceptr)(b->nout * 4);
     switch (p->op) {
     case CONVCAT_DGRAD:
         fn = ref->dgrad, name = "cvc_ref_dgrad", args[0] = &b->y, args[1] = &b->w;
@@ -274,7 +276,9 @@ static convcat_status run_reference(const cvc_driver *drv, const reference *ref,
         fn = ref->fprop, name = "cvc_ref_fprop", args[0] = &b->x, args[1] = &b->w;
     }
     args[2] = &b->ref;
-    args[3] = &cv;
+    args[3] = &mag;
+    args[4] = &sq;
+    args[5] = &cv;
     return cvc_cuda_check(drv->cuLaunchKernel(fn, grid_for(b->nout), 1, 1, 256, 1, 1, 0, NULL, args, NULL), name);
 }
 
@@ -304,26 +308,36 @@ static convcat_status prepare(const convcat_catalog *cat, const convcat_problem 
     return st;
 }
 
+_Static_assert(sizeof(cvc_ref_sums) == CVC_REF_SUMS * sizeof(double), "cvc_ref_sums is the compare kernel's array");
+
+cvc_ref_bounds cvc_verify_bounds(const convcat_problem *p, const cvc_epilogue *epi)
+{
+    return cvc_ref_bounds_for((int)p->a_type, (int)p->b_type, (int)p->out_type, terms(p), (int)epi->activation,
+                              epi->beta != 0.0f);
+}
+
+void cvc_verify_decide(const cvc_ref_bounds *bounds, const cvc_ref_sums *s, cvc_verify *v)
+{
+    const double err = sqrt(s->err2), norm = sqrt(s->ref2), bound = cvc_ref_norm_bound(bounds, s);
+    v->rel_err = norm > 0 ? err / norm : err;
+    v->tolerance = norm > 0 ? bound / norm : bound;
+    v->nonfinite = (long long)s->nonfinite;
+    v->outliers = (long long)s->outliers;
+    v->worst = s->worst;
+    v->passed = v->nonfinite == 0 && v->outliers == 0 && err <= bound;
+}
+
 /* The op's output of b against the reference of b's inputs and the epilogue: into v. */
 static convcat_status check_output(const cvc_driver *drv, const reference *ref, const convcat_problem *p, buffers *b,
                                    const cvc_epilogue *epi, cvc_verify *v)
 {
-    /* Two passes: the norms first, then the outliers against the reference's rms. */
-    double sums[4];
-    tolerances(p, &v->tolerance, &v->elem_tolerance);
+    const cvc_ref_bounds bounds = cvc_verify_bounds(p, epi);
+    cvc_ref_sums sums;
     convcat_status st = run_reference(drv, ref, p, b);
     if (st == CONVCAT_OK)
-        st = compare(drv, ref, b, epi, 0.0f, 0.0f, sums);
-    if (st == CONVCAT_OK) {
-        const double rms = __builtin_sqrt(sums[1] / (double)b->nout);
-        st = compare(drv, ref, b, epi, (float)rms, (float)v->elem_tolerance, sums);
-    }
-    if (st == CONVCAT_OK) {
-        v->rel_err = sums[1] > 0 ? __builtin_sqrt(sums[0] / sums[1]) : __builtin_sqrt(sums[0]);
-        v->nonfinite = (long long)sums[2];
-        v->outliers = (long long)sums[3];
-        v->passed = v->nonfinite == 0 && v->outliers == 0 && v->rel_err <= v->tolerance;
-    }
+        st = compare(drv, ref, b, epi, &bounds, &sums);
+    if (st == CONVCAT_OK)
+        cvc_verify_decide(&bounds, &sums, v);
     return st;
 }
 

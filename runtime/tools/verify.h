@@ -7,19 +7,25 @@
  * is poisoned with NaN and compared; the plan's workspace_bytes of device
  * memory is allocated and passed as convcat_tensors.workspace.  Types: the
  * output is out_type, a_type the GEMM A operand (fprop x, dgrad and wgrad dy),
- * b_type the B operand (fprop and dgrad w, wgrad x). */
+ * b_type the B operand (fprop and dgrad w, wgrad x).
+ *
+ * The check (reference.h): every output within its element bound, set by the
+ * magnitudes of its terms (the convolution run on |A| and |B|) and the rounding
+ * of the types, and the error's norm within the norm bound. */
 #ifndef CONVCAT_VERIFY_H
 #define CONVCAT_VERIFY_H
 
 #include "convcat.h"
+#include "reference.h"
 
 typedef struct cvc_verify {
     size_t index;        /* the kernel that ran */
-    double rel_err;      /* ||y - ref|| / ||ref|| over the finite outputs */
-    double tolerance;    /* bound on rel_err for the output type */
-    long long nonfinite; /* outputs left NaN/Inf (the output is poisoned with NaN before the run) */
-    long long outliers;  /* outputs with |y - ref| > elem_tolerance * (|ref| + rms(ref)) */
-    double elem_tolerance;
+    double rel_err;      /* ||y - ref|| / ||ref|| over the finite outputs (||y - ref|| where ref is 0) */
+    double tolerance;    /* the norm bound on rel_err: ||y - ref|| bounded by the terms' magnitudes and
+                            the types' rounding, over ||ref|| (larger where the sums cancel) */
+    long long nonfinite; /* outputs (or references) NaN or Inf (the output is poisoned with NaN before the run) */
+    long long outliers;  /* outputs with |y - ref| over their element bound */
+    double worst;        /* the largest |y - ref| / element bound (over 1: an outlier) */
     size_t workspace_bytes; /* the plan's workspace, allocated and passed */
     int passed;          /* rel_err <= tolerance, no non-finite output, no outlier */
 } cvc_verify;
@@ -41,6 +47,13 @@ typedef struct cvc_epilogue {
     int bias;                      /* 1: a random per-channel bias */
     convcat_activation activation;
 } cvc_epilogue;
+
+/* The bounds a check of p with epilogue epi uses (reference.h: cvc_ref_bounds_for). */
+cvc_ref_bounds cvc_verify_bounds(const convcat_problem *p, const cvc_epilogue *epi);
+
+/* The verdict of a check's sums within `bounds`: rel_err, tolerance, nonfinite, outliers,
+ * worst and passed of v (nothing else). */
+void cvc_verify_decide(const cvc_ref_bounds *bounds, const cvc_ref_sums *s, cvc_verify *v);
 
 /* Plan (index or CONVCAT_AUTO), run once and compare.  Errors of the plan or
  * the launch are returned as they are; a wrong answer is CONVCAT_OK with
