@@ -80,7 +80,8 @@ typedef struct model {
     float alpha, beta;
     int bias;
     int act;                 /* convcat_activation */
-    int twice;               /* alpha * acc + bias rounded to the output type before beta * c and act */
+    int twice;               /* alpha * acc + bias rounded to the output type before beta * c and act, and
+                                the sum rounded again before act (the sm90a swap and halo epilogues) */
     /* Damage: */
     int skip_every;          /* > 0: the kernel skips the terms j with j % skip_every == skip_at */
     int skip_at;
@@ -156,6 +157,8 @@ static void check(const model *m, uint64_t seed, const cvc_ref_bounds *bounds, c
             y = round_to(y, m->out);
         if (m->beta != 0.0f)
             y = fmaf(m->beta, c, y);
+        if (m->twice && m->beta != 0.0f && m->act != CONVCAT_ACT_NONE)
+            y = round_to(y, m->out);
         y = round_to(activate(y, m->act), m->out);
         if (o == m->wrong_at)
             y = m->wrong_value;

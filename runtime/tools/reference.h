@@ -76,10 +76,12 @@ typedef struct cvc_ref_conv {
  *   products an add; conv_norm allows K u32 / 4 + 8 sqrt(K) u32.
  * - Epilogue: alpha * acc + bias + beta * c in f32, three roundings of at most u32 P on each
  *   side, and ref itself rounded to f32: 8 u32 P.  With a GELU or SiLU, or beta * c, a
- *   kernel may round to the output type once more on the way (sm90a applies the activation
- *   to the stored chunk; the TMA kernels add beta * c to the stored value of scattered and
- *   grouped rows), at most u_out P: epi = 8 u32 + u_out there, 8 u32 elsewhere (ReLU of a
- *   rounded value is the rounded ReLU).  The activation's error passes through
+ *   kernel may round to the output type on the way, at most u_out P a rounding: sm90a
+ *   applies the activation to the stored chunk; the TMA kernels add beta * c to the stored
+ *   value of scattered and grouped rows; the swap and halo epilogues store alpha * acc +
+ *   bias, add beta * c to it and store again, then apply the activation and store a third
+ *   time.  epi = 8 u32 + u_out with one of the two, + 2 u_out with both, 8 u32 with neither
+ *   (ReLU of a rounded value is the rounded ReLU).  The activation's error passes through
  *   its slope L (relu 1, gelu 1.13, silu 1.10); evaluating it costs at most a few ulps of
  *   erff or __expf (2 + 1.2 |v| ulps; past |v| = 50 the result saturates or underflows):
  *   act = 64 u32 with gelu and silu, 0 with relu or none.
@@ -139,7 +141,7 @@ static inline cvc_ref_bounds cvc_ref_bounds_for(int a_type, int b_type, int out_
     case CVC_REF_BF16: b.u_out = ldexp(1.0, -8), b.tiny_out = ldexp(1.0, -134); break;
     default: b.u_out = ldexp(1.0, -24), b.tiny_out = ldexp(1.0, -150);
     }
-    b.epi = 8.0 * u32 + (b.act > 0 || with_c ? b.u_out : 0.0);
+    b.epi = 8.0 * u32 + ((b.act > 0 || with_c) + (b.act > 0 && with_c)) * b.u_out;
     return b;
 }
 
