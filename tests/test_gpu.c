@@ -210,6 +210,10 @@ static const shape dgrad_2d[] = {
     P2(1, 17, 19, 24, 40, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2),      /* stride 2, dilation 2: half the phases get no tap */
     P2(2, 12, 17, 32, 32, 2, 4, 0, 1, 1, 2, 2, 3, 1, 1),      /* even taps, strides 2 x 3 */
     AB(2, 1, 15, 13, 72, 136, 1, 3, 3, V3(0, 1, 0), V3(0, 0, 1), V3(1, 2, 2), V3(1, 1, 1), 0.5f, 0.75f),  /* residual, asymmetric */
+    /* dx no wider than the stride: one stride phase, reached by a tap or by none (then dx = beta * C) */
+    P2(2, 9, 1, 32, 40, 3, 3, 1, 1, 1, 1, 1, 2, 1, 1),        /* W = 1, stride 2: tap 1 reaches it */
+    AB(3, 1, 20, 1, 32, 120, 1, 4, 3, V3(0, 0, 4), V3(0, 0, 4), V3(1, 1, 3), V3(1, 1, 3), 1.875f, 0.125f),
+    /* ^ W = 1, stride 3, dilation 3: no tap reaches it */
 };
 
 static const shape dgrad_1d[] = {
@@ -247,6 +251,8 @@ static const shape dgrad_1d[] = {
 
 static const shape dgrad_3d[] = {
     P3(1, 3, 3, 3, 8, 8, 3, 3, 3, 1, 1, 1),
+    {1, 7, 1, 2, 72, 104, 4, 2, 3, {3, 1, 1}, {3, 1, 1}, {1, 3, 1}, {1, 2, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE},
+    /* ^ H = 1, stride 3, dilation 2: the one phase no tap reaches */
     P3(2, 5, 7, 9, 16, 24, 3, 3, 3, 1, 1, 1),
     P3(3, 5, 11, 13, 136, 72, 3, 3, 3, 1, 1, 1),     /* M, N tails */
     P3(2, 4, 9, 9, 48, 200, 3, 3, 3, 1, 1, 1),       /* K = 200 */

@@ -253,8 +253,10 @@ int cvc_grid_for(const cvc_params *k, int64_t fit, int cluster)
 /* Strided dgrad: a launch per stride phase (unit stride has one, in pl->params). */
 static convcat_status plan_phases(convcat_plan *pl, const cvc_view *v, int64_t fit, int sms)
 {
-    const int n = pl->e->k.op == CONVCAT_DGRAD ? v->phases : 1;
-    if (n <= 1)
+    /* A strided dgrad goes by its phases even where there is one (an axis no wider than its stride): the
+     * problem's own geometry is not a phase's, and that phase may have no tap at all. */
+    const int n = pl->e->k.op == CONVCAT_DGRAD && v->strided ? v->phases : 0;
+    if (n < 1)
         return CONVCAT_OK;
     pl->phase_a = calloc((size_t)n, sizeof *pl->phase_a);
     pl->phase_a_fb = pl->fallback ? calloc((size_t)n, sizeof *pl->phase_a_fb) : NULL;
@@ -367,7 +369,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     void *kernel = NULL;
     if ((st = cvc_entry_kernel(cat, (cvc_entry *)e, &kernel)) != CONVCAT_OK)
         return st;
-    if (e->strided && v.phases > 1)   /* sm90a: the stride phases' own kernel */
+    if (e->strided && v.strided)   /* sm90a: the stride phases' own kernel */
         kernel = e->strided;
     convcat_plan *pl = calloc(1, sizeof *pl);
     if (!pl)
@@ -646,7 +648,7 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
                           .attrs = attrs, .numAttrs = pl->fallback ? 2 : pl->cluster > 1 ? 1 : 0};
     /* Dynamic-cluster kernels take the fallback shape's maps too; the others read the first four. */
     void *args[] = {&map_a, &map_b, &map_y, &params, &map_a_fb, &map_b_fb};
-    if (pl->phases > 1) {   /* strided dgrad: one launch per stride phase, each with its dy map */
+    if (pl->phases > 0) {   /* strided dgrad: one launch per stride phase, each with its dy map */
         for (int i = 0; i < pl->phases && st == CONVCAT_OK; ++i) {
             params = pl->phase_params[i];
             params.y = out, params.c = t->beta != 0.0f ? t->c : NULL, params.alpha = t->alpha, params.beta = t->beta;

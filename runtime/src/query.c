@@ -184,7 +184,7 @@ static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     tile_costs(e, v, &stage_us, &fixed_us);
     const double tile_us = (double)split_iters * stage_us + fixed_us;
     double compute_us = (double)waves * tile_us;
-    if (k->op == CONVCAT_DGRAD && v->phases > 1) {   /* strided dgrad: a launch per stride phase */
+    if (k->op == CONVCAT_DGRAD && v->strided) {   /* strided dgrad: a launch per stride phase */
         cvc_phase_classes sizes;   /* a launch's cost depends on its phase's sizes alone */
         cvc_dgrad_phase_classes(v, CVC_PHASE_SIZE, &sizes);
         compute_us = 0.0;

@@ -35,7 +35,7 @@ static convcat_status check_operands(const cvc_entry *e, const cvc_view *v, char
         if (ops[i]->im2col ? !cvc_im2col_desc_valid(&ops[i]->i, tma_why, sizeof tma_why)
                            : !cvc_tiled_desc_valid(&ops[i]->t, tma_why, sizeof tma_why))
             REFUSE(CVC_RULE_TMA, "%s: %s", role[e->k.op][i], tma_why);
-    if (e->k.op == CONVCAT_DGRAD && v->phases > 1) {   /* every stride phase reads dy through its own box */
+    if (e->k.op == CONVCAT_DGRAD && v->strided) {   /* every stride phase reads dy through its own box */
         cvc_phase_classes boxes;
         cvc_dgrad_phase_classes(v, CVC_PHASE_BOX, &boxes);
         for (int i = 0; i < boxes.visits; ++i) {
