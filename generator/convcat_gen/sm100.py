@@ -384,7 +384,7 @@ def context(key: space.Key) -> dict:
 
 def _self_check():
     bf16 = space.Key("sm100a", "fprop", 2, "bf16", "bf16", "f32", "bf16", 128, 256, 64, 4, 1, 1, "1sm")
-    assert idesc(bf16, 128, 256) == 0x08400490          # PTX_NOTES.md §5, host-computed examples
+    assert idesc(bf16, 128, 256) == 0x08400490          # the PTX ISA's instruction-descriptor table, by hand
     assert idesc(bf16, 256, 256) == 0x10400490
     tf32 = dataclasses.replace(bf16, a="tf32", b="tf32")
     assert idesc(tf32, 128, 128) == 0x08200910

@@ -30,7 +30,7 @@ CLUSTERS = ((1, 1), (2, 1), (1, 2), (2, 2))
 
 ELEM_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "e4m3": 1, "e5m2": 1}
 
-# Limits of the targets (CUDA programming guide, PTX ISA; see ../shared/PTX_NOTES.md).
+# Limits of the targets (CUDA programming guide, PTX ISA).
 SMEM_OPTIN_BYTES = {"sm90a": 232448, "sm100a": 232448}   # 227 KB per block
 REGS_PER_SM = 65536
 MAX_PORTABLE_CLUSTER = 8

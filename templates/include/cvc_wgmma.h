@@ -43,7 +43,7 @@ CVC_DEV void cvc_fence_reg(float *r)
  * K-major, 128-byte swizzle: LBO unused (encoded 1), SBO = `sbo` bytes between
  * 8-row groups, swizzle mode 1 in bits 62-63.  Schedule halo reads 8-pixel
  * groups one input row apart (SBO = HALO_W x 128 B); the swizzle is a function
- * of the absolute shared-memory address (PTX_NOTES.md), so a start address at
+ * of the absolute shared-memory address (PTX ISA, swizzling modes), so a start address at
  * any 128-byte row of a 1024-B aligned tile reads the rows TMA swizzled there. */
 CVC_DEV uint64_t cvc_desc_kmajor_sw128_sbo(uint32_t smem_addr, uint32_t sbo)
 {
