@@ -223,7 +223,8 @@ convcat_status cvc_gather_launches(const cvc_entry *e, const cvc_view *v, int sm
             wgrad_split(e, v, sms, g.groups * g.tiles_m * g.tiles_n, &g.splits, &g.split_k);
             if (g.splits > 1) {
                 out->workspace_bytes = (size_t)g.splits * (size_t)g.out_elems * sizeof(float);
-                const int64_t blocks = cvc_ceil_div(g.out_elems, 256);
+                /* KEY_reduce: 256 threads share 8 outputs at most (its slice lanes) */
+                const int64_t blocks = cvc_ceil_div(g.out_elems, 8);
                 out->reduce_grid = (unsigned)(blocks < 8 * sms ? blocks : 8 * sms);
             }
         }

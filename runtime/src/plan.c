@@ -419,7 +419,8 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     cvc_tma_output(e, &v, pl->params.splits, &pl->y);
     if (pl->params.splits > 1) {
         pl->workspace_bytes = cvc_workspace_bytes(&v, pl->params.splits);
-        const int64_t blocks = cvc_ceil_div(v.gemm.m * v.gemm.n / 4, 256);
+        /* KEY_reduce: 256 threads share 16 float4 of the output at most (its slice lanes) */
+        const int64_t blocks = cvc_ceil_div(v.gemm.m * v.gemm.n / 4, 16);
         pl->helper_grid = (int)(blocks < 8 * sms ? blocks : 8 * sms);
     }
     if (cvc_has(e, CVC_F_TRANSPOSES_FILTER))   /* tf32 dgrad: the filter's K-major copy */
