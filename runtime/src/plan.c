@@ -386,12 +386,12 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     if (e->family != CVC_FAMILY_TMA) {   /* gather and direct: their launches, each its own shared memory */
         st = e->family == CVC_FAMILY_GATHER ? cvc_gather_launches(e, &v, sms, &pl->pointer)
                                             : cvc_direct_launches(e, &v, sms, &pl->pointer);
-        unsigned smem = 0;
-        for (int i = 0; st == CONVCAT_OK && i < pl->pointer.count; ++i)
-            smem = pl->pointer.l[i].smem > smem ? pl->pointer.l[i].smem : smem;
+        /* The attribute belongs to the kernel on this device, not to the plan: set it to the most
+         * any problem's launch may take (the rules refuse more), so that a later plan of the same
+         * kernel with a smaller launch does not lower it under this one's. */
         if (st == CONVCAT_OK)
-            st = cvc_cuda_check(drv->cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem,
-                                                          (CUkernel)kernel, dev),
+            st = cvc_cuda_check(drv->cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                          e->smem_bytes, (CUkernel)kernel, dev),
                                 "cuKernelSetAttribute(max dynamic shared memory)");
         if (st != CONVCAT_OK) {
             convcat_plan_destroy(pl);
