@@ -5,14 +5,19 @@
 #   suite     the GPU suite: test_gpu on every kernel of the device's arch
 #   property  the property test: random problems of every family, each refused with a reason or
 #             checked against the reference (test_property)
+#   multigpu  one catalog on every GPU at once, a thread a device (test_multigpu; two threads on
+#             one GPU, and exit 77, where there is only one)
+#   ddp       data-parallel training (bench/ddp_train.py under torchrun, a process per GPU, then
+#             on one GPU with the same global batch; needs PyTorch and torchvision)
 #   sanitize  compute-sanitizer (memcheck, racecheck, synccheck) on one kernel of each pipeline
 #   check     every row of the bench problem files on the heuristic's pick, checked against cuDNN
 #             (bench/bench.py --check; needs PyTorch)
 #   bench     one bench/bench.py run, convcat against cuDNN (needs PyTorch)
 # Logs and results go to $OUT (default /tmp/convcat-out); the last lines printed are a summary.
-#   scripts/gpu-run.sh [suite] [property] [sanitize] [check] [bench]     (default: suite sanitize)
+#   scripts/gpu-run.sh [suite] [property] [multigpu] [ddp] [sanitize] [check] [bench]
+#   (default: suite sanitize)
 # Environment: SUITE_MATCH (test_gpu --match), SUITE_SEED (--seed), SUITE_TIMEOUT; PROPERTY_COUNT,
-# PROPERTY_SEED, PROPERTY_TIMEOUT;
+# PROPERTY_SEED, PROPERTY_TIMEOUT; MULTIGPU_ROUNDS; DDP_STEPS, DDP_BATCH (global), DDP_NET;
 # CHECK_FILES, CHECK_DTYPES, CHECK_TIMEOUT; BENCH_FILE, BENCH_OPS, BENCH_DTYPES, BENCH_ARGS,
 # BENCH_TAG, BENCH_TIMEOUT.
 set -uo pipefail
@@ -38,6 +43,25 @@ if [[ $what == *property* ]]; then
     rc=$?
     grep -E "wrong|error" "$out/property.txt" | grep -v " 0 wrong, 0 errors" | head -20
     summary+=("property (rc $rc): $(grep -E '^(tma|gather|direct) *:' "$out/property.txt" | tr '\n' ' ')")
+fi
+if [[ $what == *multigpu* ]]; then
+    timeout 500 .gpu/test_multigpu .gpu/convcat.catalog --rounds "${MULTIGPU_ROUNDS:-20}" > "$out/multigpu.txt" 2>&1
+    rc=$?
+    grep -E "FAIL|error" "$out/multigpu.txt" | head -20
+    summary+=("multigpu (rc $rc): $(grep -E '^[0-9]+ runs on|^SKIP' "$out/multigpu.txt" | tr '\n' ' ')")
+fi
+if [[ $what == *ddp* ]]; then
+    gpus=$(nvidia-smi -L | wc -l)
+    ddp() {   # processes tag
+        PYTHONPATH=python CONVCAT_LIBRARY=.gpu/lib/libconvcat.so NCCL_NVLS_ENABLE=0 timeout 500 \
+            torchrun --standalone --nproc_per_node="$1" bench/ddp_train.py --net "${DDP_NET:-resnet50}" \
+            --steps "${DDP_STEPS:-30}" --global-batch "${DDP_BATCH:-128}" --json "$out/ddp_$2.json" \
+            > "$out/ddp_$2.txt" 2>&1
+        summary+=("ddp $2 (rc $?): $(grep -E 'ms/step|curves' "$out/ddp_$2.txt" | tr '\n' ' ')")
+    }
+    [ "$gpus" -gt 1 ] && ddp "$gpus" "${gpus}gpu"
+    ddp 1 1gpu
+    python3 bench/ddp_train.py --compare "$out"/ddp_*gpu.json | tee "$out/ddp_compare.txt"
 fi
 if [[ $what == *sanitize* ]]; then
     # One kernel of each shape of pipeline: TMA fprop (2x1 cluster, bias, residual, GELU), halo

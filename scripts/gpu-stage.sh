@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Pack a build for a GPU machine where Debian packages cannot be installed (no CUnit there):
-# the convcat command, the GPU suite (test_gpu) and property test (test_property), libconvcat, the catalog (xz-compressed: a few
+# the convcat command, the GPU suite (test_gpu), property test (test_property) and multi-GPU test
+# (test_multigpu), libconvcat, the catalog (xz-compressed: a few
 # hundred kernels' cubins pack ~30x) and CUnit's Debian package (fetched here with apt-get
 # download), into .gpu/ (ignored by git).  Run it where the build is; then copy the source tree
 # with .gpu/ to the GPU machine and run scripts/gpu-run.sh there, from the tree's root.
@@ -9,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 rm -rf .gpu && mkdir -p .gpu/lib
-cp "$build"/runtime/convcat "$build"/tests/test_gpu "$build"/tests/test_property "$build"/catalog/convcat.catalog .gpu/
+cp "$build"/runtime/convcat "$build"/tests/test_gpu "$build"/tests/test_property "$build"/tests/test_multigpu \
+    "$build"/catalog/convcat.catalog .gpu/
 cp -P "$build"/runtime/libconvcat.so* .gpu/lib/ 2>/dev/null || true
 (cd .gpu && apt-get download -qq libcunit1 2>/dev/null) || echo "gpu-stage: could not download libcunit1" >&2
 xz -T0 -6 .gpu/convcat.catalog   # -> .gpu/convcat.catalog.xz

@@ -8,6 +8,7 @@
  * workspace_bytes) is allocated and passed.  The reference and the bounds it
  * is checked within are reference.cu's and reference.h's. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,37 +20,45 @@
 extern const unsigned char cvc_reference_fatbin[];
 extern const size_t cvc_reference_fatbin_size;
 
+/* The reference kernels: a CUlibrary, which the driver loads into each context on its first
+ * launch there, so one load serves every device and thread (the GPU tests run several). */
 typedef struct reference {
-    CUmodule module;
-    CUfunction fill, fprop, dgrad, wgrad, compare;
+    CUkernel fill, fprop, dgrad, wgrad, compare;   /* cuLaunchKernel takes a CUkernel as its function */
 } reference;
 
 static convcat_status load_reference(const cvc_driver *drv, reference *ref)
 {
-    static reference cached;   /* the tools use one context per process */
-    if (cached.module) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static CUlibrary library;
+    static reference cached;
+    static const char *const names[] = {"cvc_ref_fill", "cvc_ref_fprop", "cvc_ref_dgrad", "cvc_ref_wgrad",
+                                        "cvc_ref_compare"};
+    CUkernel *const slots[] = {&cached.fill, &cached.fprop, &cached.dgrad, &cached.wgrad, &cached.compare};
+    convcat_status st = CONVCAT_OK;
+    pthread_mutex_lock(&lock);
+    if (!library) {
+        CUlibrary lib = NULL;
+        st = cvc_cuda_check(drv->cuLibraryLoadData(&lib, cvc_reference_fatbin, NULL, NULL, 0, NULL, NULL, 0),
+                            "loading the reference kernels");
+        for (size_t i = 0; st == CONVCAT_OK && i < CVC_ARRAY_LEN(names); ++i)
+            st = cvc_cuda_check(drv->cuLibraryGetKernel(slots[i], lib, names[i]), names[i]);
+        if (st == CONVCAT_OK)
+            library = lib;
+        else if (lib)
+            drv->cuLibraryUnload(lib);
+    }
+    if (st == CONVCAT_OK)
         *ref = cached;
-        return CONVCAT_OK;
-    }
-    convcat_status st = cvc_cuda_check(drv->cuModuleLoadData(&cached.module, cvc_reference_fatbin),
-                                       "loading the reference kernels");
-    if (st == CONVCAT_OK)
-        st = cvc_cuda_check(drv->cuModuleGetFunction(&cached.fill, cached.module, "cvc_ref_fill"), "cvc_ref_fill");
-    if (st == CONVCAT_OK)
-        st = cvc_cuda_check(drv->cuModuleGetFunction(&cached.fprop, cached.module, "cvc_ref_fprop"), "cvc_ref_fprop");
-    if (st == CONVCAT_OK)
-        st = cvc_cuda_check(drv->cuModuleGetFunction(&cached.dgrad, cached.module, "cvc_ref_dgrad"), "cvc_ref_dgrad");
-    if (st == CONVCAT_OK)
-        st = cvc_cuda_check(drv->cuModuleGetFunction(&cached.wgrad, cached.module, "cvc_ref_wgrad"), "cvc_ref_wgrad");
-    if (st == CONVCAT_OK)
-        st = cvc_cuda_check(drv->cuModuleGetFunction(&cached.compare, cached.module, "cvc_ref_compare"),
-                            "cvc_ref_compare");
-    if (st != CONVCAT_OK) {
-        memset(&cached, 0, sizeof cached);
-        return st;
-    }
-    *ref = cached;
-    return CONVCAT_OK;
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
+convcat_status cvc_verify_device_count(int *count)
+{
+    const cvc_driver *drv;
+    *count = 0;
+    convcat_status st = cvc_driver_get(&drv);
+    return st == CONVCAT_OK ? cvc_cuda_check(drv->cuDeviceGetCount(count), "cuDeviceGetCount") : st;
 }
 
 convcat_status cvc_verify_device(int ordinal, char *name, size_t name_size)
@@ -85,7 +94,7 @@ static convcat_status fill(const cvc_driver *drv, const reference *ref, CUdevice
     int type = (int)t;
     float lo = -1.0f, hi = 1.0f;
     void *args[] = {&p, &n, &type, &seed, &lo, &hi};
-    return cvc_cuda_check(drv->cuLaunchKernel(ref->fill, grid_for(n), 1, 1, 256, 1, 1, 0, NULL, args, NULL),
+    return cvc_cuda_check(drv->cuLaunchKernel((CUfunction)ref->fill, grid_for(n), 1, 1, 256, 1, 1, 0, NULL, args, NULL),
                           "cvc_ref_fill");
 }
 
@@ -126,6 +135,30 @@ static convcat_status alloc(const cvc_driver *drv, CUdeviceptr *p, size_t bytes,
 {
     /* Whole 16-byte rows, so that whole 4-byte words can be poisoned. */
     return cvc_cuda_check(drv->cuMemAlloc(p, bytes ? (bytes + 15) / 16 * 16 : 16), what);
+}
+
+/* Fresh random data (from `seed`) in the op's two inputs, c and bias; the output poisoned. */
+static convcat_status fill_buffers(const cvc_driver *drv, const reference *ref, const convcat_problem *p,
+                                   unsigned seed, buffers *b)
+{
+    /* The two inputs: seeds 0 and 1 for the op's first and second operand. */
+    convcat_status st = CONVCAT_OK;
+    if (p->op != CONVCAT_DGRAD)
+        st = fill(drv, ref, b->x, b->nx, b->tx, p->op == CONVCAT_FPROP ? seed : seed + 1);
+    if (st == CONVCAT_OK && p->op != CONVCAT_WGRAD)
+        st = fill(drv, ref, b->w, b->nw, b->tw, seed + 1);
+    if (st == CONVCAT_OK && p->op != CONVCAT_FPROP)
+        st = fill(drv, ref, b->y, b->ny, b->ty, seed);
+    if (st == CONVCAT_OK && b->c)
+        st = fill(drv, ref, b->c, b->nout, b->tout, seed + 2);
+    if (st == CONVCAT_OK && b->bias)
+        st = fill(drv, ref, b->bias, b->out_channels, b->tout, seed + 3);
+    /* Poison: all-ones bytes are NaN in f16, bf16 and f32. */
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(drv->cuMemsetD32(*b->out, 0xFFFFFFFFu,
+                                             ((size_t)b->nout * cvc_dtype_bytes(b->tout) + 3) / 4),
+                            "poisoning the output");
+    return st;
 }
 
 /* Allocate x, w, y (and c, bias, ref, a workspace of ws_bytes) for p; fill the
@@ -172,21 +205,8 @@ static convcat_status make_buffers(const cvc_driver *drv, const reference *ref, 
         st = alloc(drv, &b->sums, sizeof(cvc_ref_sums), "allocating sums");
     if (st == CONVCAT_OK && ws_bytes)
         st = alloc(drv, &b->ws, ws_bytes, "allocating the workspace");
-    /* The two inputs: seeds 0 and 1 for the op's first and second operand. */
-    if (st == CONVCAT_OK && p->op != CONVCAT_DGRAD)
-        st = fill(drv, ref, b->x, b->nx, b->tx, p->op == CONVCAT_FPROP ? seed : seed + 1);
-    if (st == CONVCAT_OK && p->op != CONVCAT_WGRAD)
-        st = fill(drv, ref, b->w, b->nw, b->tw, seed + 1);
-    if (st == CONVCAT_OK && p->op != CONVCAT_FPROP)
-        st = fill(drv, ref, b->y, b->ny, b->ty, seed);
-    if (st == CONVCAT_OK && with_c)
-        st = fill(drv, ref, b->c, b->nout, b->tout, seed + 2);
-    if (st == CONVCAT_OK && with_bias)
-        st = fill(drv, ref, b->bias, b->out_channels, b->tout, seed + 3);
-    /* Poison: all-ones bytes are NaN in f16, bf16 and f32. */
     if (st == CONVCAT_OK)
-        st = cvc_cuda_check(drv->cuMemsetD32(*b->out, 0xFFFFFFFFu, ((size_t)b->nout * ob + 3) / 4),
-                            "poisoning the output");
+        st = fill_buffers(drv, ref, p, seed, b);
     if (st != CONVCAT_OK)
         free_buffers(drv, b);
     return st;
@@ -241,7 +261,7 @@ static convcat_status compare(const cvc_driver *drv, const reference *ref, const
         CUdeviceptr y = *b->out, r = b->ref, mag = r + (CUdeviceptr)(n * 4), sq = mag + (CUdeviceptr)(n * 4);
         CUdeviceptr c = b->c, bias = b->bias, out = b->sums;
         void *args[] = {&y, &yt, &r, &mag, &sq, &c, &bias, &k, &act, &alpha, &beta, &n, &bd, &out};
-        st = cvc_cuda_check(drv->cuLaunchKernel(ref->compare, grid_for(n), 1, 1, 256, 1, 1, 0, NULL, args, NULL),
+        st = cvc_cuda_check(drv->cuLaunchKernel((CUfunction)ref->compare, grid_for(n), 1, 1, 256, 1, 1, 0, NULL, args, NULL),
                             "cvc_ref_compare");
     }
     if (st == CONVCAT_OK)
@@ -261,7 +281,7 @@ static convcat_status run_reference(const cvc_driver *drv, const reference *ref,
                        p->pad_lo[0], p->pad_lo[1], p->pad_lo[2], p->stride[0], p->stride[1], p->stride[2],
                        p->dilation[0], p->dilation[1], p->dilation[2], (int)b->tx, (int)b->tw, (int)b->ty,
                        p->groups};
-    CUfunction fn;
+    CUkernel fn;
     const char *name;
     void *args[6];
     CUdeviceptr mag = b->ref + (CUdeviceptr)(b->nout * 4), sq = mag + (CUdeviceptr)(b->nout * 4);
@@ -279,7 +299,7 @@ static convcat_status run_reference(const cvc_driver *drv, const reference *ref,
     args[3] = &mag;
     args[4] = &sq;
     args[5] = &cv;
-    return cvc_cuda_check(drv->cuLaunchKernel(fn, grid_for(b->nout), 1, 1, 256, 1, 1, 0, NULL, args, NULL), name);
+    return cvc_cuda_check(drv->cuLaunchKernel((CUfunction)fn, grid_for(b->nout), 1, 1, 256, 1, 1, 0, NULL, args, NULL), name);
 }
 
 /* The driver, the reference kernels, a plan for p (entry index or CONVCAT_AUTO,
@@ -492,4 +512,79 @@ convcat_status cvc_time_run(const convcat_catalog *cat, const convcat_problem *p
     free_buffers(drv, &b);
     convcat_plan_destroy(plan);
     return st;
+}
+
+/* ---- a problem's tensors, for the caller's own plans and streams ---------------------------- */
+
+struct cvc_verify_case {
+    const cvc_driver *drv;
+    reference ref;
+    convcat_problem p;
+    buffers b;
+};
+
+convcat_status cvc_verify_case_make(const convcat_problem *p, size_t workspace_bytes, cvc_verify_case **out)
+{
+    *out = NULL;
+    cvc_verify_case *c = calloc(1, sizeof *c);
+    if (!c)
+        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory making a verify case");
+    c->p = *p;
+    convcat_status st = cvc_driver_get(&c->drv);
+    if (st == CONVCAT_OK)
+        st = load_reference(c->drv, &c->ref);
+    if (st == CONVCAT_OK)
+        st = make_buffers(c->drv, &c->ref, p, 0, 0, 0, 1, workspace_bytes, &c->b);
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(c->drv->cuCtxSynchronize(), "filling a verify case");
+    if (st != CONVCAT_OK) {
+        if (c->b.x)
+            free_buffers(c->drv, &c->b);
+        free(c);
+        return st;
+    }
+    *out = c;
+    return CONVCAT_OK;
+}
+
+convcat_status cvc_verify_case_fill(cvc_verify_case *c, unsigned seed)
+{
+    convcat_status st = fill_buffers(c->drv, &c->ref, &c->p, seed, &c->b);
+    return st == CONVCAT_OK ? cvc_cuda_check(c->drv->cuCtxSynchronize(), "filling a verify case") : st;
+}
+
+convcat_tensors cvc_verify_case_tensors(const cvc_verify_case *c)
+{
+    return tensors_for(&c->b, 1.0f, 0.0f, CONVCAT_ACT_NONE);
+}
+
+convcat_status cvc_verify_case_check(cvc_verify_case *c, cvc_verify *out)
+{
+    const cvc_epilogue plain = {.alpha = 1.0f};
+    memset(out, 0, sizeof *out);
+    out->index = CONVCAT_AUTO;
+    out->workspace_bytes = c->b.ws_bytes;
+    return check_output(c->drv, &c->ref, &c->p, &c->b, &plain, out);
+}
+
+convcat_status cvc_verify_case_output_poisoned(cvc_verify_case *c, int *poisoned)
+{
+    /* The first and last 4-byte words of the output still all-ones bytes (NaN). */
+    const size_t bytes = (size_t)c->b.nout * cvc_dtype_bytes(c->b.tout), last = bytes >= 4 ? (bytes - 4) / 4 * 4 : 0;
+    uint32_t w0 = 0, w1 = 0;
+    convcat_status st = cvc_cuda_check(c->drv->cuCtxSynchronize(), "reading the output");
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(c->drv->cuMemcpyDtoH(&w0, *c->b.out, 4), "reading the output");
+    if (st == CONVCAT_OK)
+        st = cvc_cuda_check(c->drv->cuMemcpyDtoH(&w1, *c->b.out + (CUdeviceptr)last, 4), "reading the output");
+    *poisoned = st == CONVCAT_OK && w0 == 0xFFFFFFFFu && w1 == 0xFFFFFFFFu;
+    return st;
+}
+
+void cvc_verify_case_free(cvc_verify_case *c)
+{
+    if (!c)
+        return;
+    free_buffers(c->drv, &c->b);
+    free(c);
 }

@@ -41,6 +41,9 @@ typedef enum cvc_sabotage {
  * CONVCAT_ERR_NO_DEVICE (with convcat_last_error()) where there is no GPU. */
 convcat_status cvc_verify_device(int ordinal, char *name, size_t name_size);
 
+/* The number of CUDA devices (0 where there is no driver: CONVCAT_ERR_NO_DRIVER). */
+convcat_status cvc_verify_device_count(int *count);
+
 /* What the epilogue adds to the convolution: act(alpha * conv + bias + beta * c). */
 typedef struct cvc_epilogue {
     float alpha, beta;
@@ -82,5 +85,24 @@ convcat_status cvc_verify_autotune(const convcat_catalog *cat, const convcat_pro
  * random data; the tensors and the plan's workspace are allocated and freed here. */
 convcat_status cvc_time_run(const convcat_catalog *cat, const convcat_problem *p, size_t index, int iters,
                             double *ms_out, size_t *index_out);
+
+/* A problem's tensors on the current device, for runs of the caller's own plans on its own
+ * streams (the multi-GPU test): x, w, y, the reference's buffers and a workspace of
+ * workspace_bytes, allocated in the current context, which must be current in every call.
+ * The reference kernels serve every context (loaded once, as a CUlibrary).
+ *
+ *   make: allocate; fill: fresh random inputs from `seed` and the output poisoned with NaN,
+ *   finished when it returns; tensors: for convcat_plan_run (alpha 1, beta 0, no bias or
+ *   activation); check: after the caller has synchronized its runs, the output against the
+ *   reference of the inputs (out->index is CONVCAT_AUTO: the caller knows its plan);
+ *   output_poisoned: whether the output is still all NaN at its first and last word (a run
+ *   that was refused wrote nothing). */
+typedef struct cvc_verify_case cvc_verify_case;
+convcat_status cvc_verify_case_make(const convcat_problem *p, size_t workspace_bytes, cvc_verify_case **out);
+convcat_status cvc_verify_case_fill(cvc_verify_case *c, unsigned seed);
+convcat_tensors cvc_verify_case_tensors(const cvc_verify_case *c);
+convcat_status cvc_verify_case_check(cvc_verify_case *c, cvc_verify *out);
+convcat_status cvc_verify_case_output_poisoned(cvc_verify_case *c, int *poisoned);
+void cvc_verify_case_free(cvc_verify_case *c);
 
 #endif
