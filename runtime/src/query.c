@@ -26,7 +26,10 @@
  *  - Halo kernels: a stage is one tap's filters and 1 / (R*S) of the block's
  *    input tile (which loads once per channel block); their tiles are output
  *    blocks of every image, part-blocks at its edges counting whole; their
- *    stage is priced at HALO_STAGE of the model's.
+ *    stage is priced at HALO_STAGE of the model's where the filter has several
+ *    taps, which share the input tile.  A filter of one tap shares nothing, and
+ *    there a halo kernel's stage is the model's (on 1x1 layers the halo
+ *    kernels took 1.2-1.5x the coop kernels' time, measured).
  *  - wgrad: both operands MN-major, B by im2col at a new pixel split every
  *    stage: a slower operand feed, no 256-wide penalty; its split-K count is
  *    the one this model predicts fastest, plus the reduction's traffic.
@@ -117,7 +120,7 @@ static void tile_costs(const cvc_entry *e, const cvc_view *v, double *stage_us, 
                           ((double)p->r * p->s);
     const double load_us = fmax(stage_bytes / load_rate, LOAD_LATENCY_US / (k->stages > 1 ? k->stages - 1 : 1));
     *stage_us = fmax(mma_us, load_us) * (k->stages <= 2 ? 1.25 : k->stages == 3 ? 1.08 : 1.0) *
-                (swap64 ? SWAP_STAGE : 1.0) * (halo ? HALO_STAGE : 1.0);
+                (swap64 ? SWAP_STAGE : 1.0) * (halo && v->taps > 1 ? HALO_STAGE : 1.0);
     if (k->cluster_m * k->cluster_n > 1)
         *stage_us += CLUSTER_STAGE_US;
     /* One warpgroup stores a pingpong tile (and a 64-filter swap one) alone, where coop's two share it. */
