@@ -523,6 +523,7 @@ CLASSES = {
     "stem": lambda r: r["groups"] == 1 and r["C"] <= 4 and r["H"] * r["W"] * r["D"] >= 4096,
     "odd": lambda r: r["groups"] == 1 and (r["C"] % 8 or r["K"] % 8) and not CLASSES["stem"](r),
     "dense": lambda r: r["groups"] == 1 and r["C"] % 8 == 0 and r["K"] % 8 == 0,
+    "1x1": lambda r: r["groups"] == 1 and r["T"] * r["R"] * r["S"] == 1,
 }
 
 

@@ -5,8 +5,8 @@ Usage:
     python3 bench/classes.py RESULTS.json [...] [--classes depthwise,grouped,stem] [--rows] [--markdown]
     python3 bench/classes.py RESULTS.json [...] --plot OUT.png      # needs matplotlib
 
-Rows are grouped by bench.py's CLASSES (depthwise, grouped, stem, odd, dense: by shape alone) and
-by op and dtype; per group the geomean of cuDNN time / convcat time (the heuristic's pick, kernel
+Rows are grouped by bench.py's CLASSES (depthwise, grouped, stem, odd, dense, 1x1: by shape alone; 1x1
+overlaps dense and odd) and by op and dtype; per group the geomean of cuDNN time / convcat time (the heuristic's pick, kernel
 times of the same run) and the lowest row.  Depthwise rows also give the fraction of the run's
 device copy rate (bench.py's copy_tbs) that the bytes x + y + w, each once, reach in convcat's
 time.  --plot draws every row's ratio, by class and op, one panel per dtype.  No GPU needed.

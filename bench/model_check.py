@@ -19,6 +19,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import bench  # noqa: E402
+from classes import problem_rows  # noqa: E402
 
 
 def main():
@@ -30,9 +31,7 @@ def main():
     cat = bench.open_convcat(a.lib, a.catalog)
     for path in a.results:
         d = json.load(open(path))
-        rows = {r["name"]: r for r in bench.load(d["problems"])} if pathlib.Path(d["problems"]).exists() else None
-        if rows is None:
-            rows = {r["name"]: r for r in bench.load(str(pathlib.Path("bench") / pathlib.Path(d["problems"]).name))}
+        rows = problem_rows(d)
         groups = {}
         for res in d["rows"]:
             if res.get("status") != "ok":
