@@ -161,11 +161,10 @@ static convcat_status fill_buffers(const cvc_driver *drv, const reference *ref, 
     return st;
 }
 
-/* Allocate x, w, y (and c, bias, ref, a workspace of ws_bytes) for p; fill the
- * op's two inputs, c and bias with fresh random data; poison the output. */
-static convcat_status make_buffers(const cvc_driver *drv, const reference *ref, const convcat_problem *p,
-                                   unsigned seed, int with_c, int with_bias, int with_ref, size_t ws_bytes,
-                                   buffers *b)
+/* Allocate x, w, y (and c, bias, ref, a workspace of ws_bytes) for p, nothing filled; on failure
+ * nothing is left allocated. */
+static convcat_status alloc_buffers(const cvc_driver *drv, const convcat_problem *p, int with_c, int with_bias,
+                                    int with_ref, size_t ws_bytes, buffers *b)
 {
     int z, pp, q;
     memset(b, 0, sizeof *b);
@@ -205,9 +204,19 @@ static convcat_status make_buffers(const cvc_driver *drv, const reference *ref, 
         st = alloc(drv, &b->sums, sizeof(cvc_ref_sums), "allocating sums");
     if (st == CONVCAT_OK && ws_bytes)
         st = alloc(drv, &b->ws, ws_bytes, "allocating the workspace");
-    if (st == CONVCAT_OK)
-        st = fill_buffers(drv, ref, p, seed, b);
     if (st != CONVCAT_OK)
+        free_buffers(drv, b);
+    return st;
+}
+
+/* alloc_buffers, then the op's two inputs, c and bias filled with fresh random data and the
+ * output poisoned. */
+static convcat_status make_buffers(const cvc_driver *drv, const reference *ref, const convcat_problem *p,
+                                   unsigned seed, int with_c, int with_bias, int with_ref, size_t ws_bytes,
+                                   buffers *b)
+{
+    convcat_status st = alloc_buffers(drv, p, with_c, with_bias, with_ref, ws_bytes, b);
+    if (st == CONVCAT_OK && (st = fill_buffers(drv, ref, p, seed, b)) != CONVCAT_OK)
         free_buffers(drv, b);
     return st;
 }
@@ -534,12 +543,8 @@ convcat_status cvc_verify_case_make(const convcat_problem *p, size_t workspace_b
     if (st == CONVCAT_OK)
         st = load_reference(c->drv, &c->ref);
     if (st == CONVCAT_OK)
-        st = make_buffers(c->drv, &c->ref, p, 0, 0, 0, 1, workspace_bytes, &c->b);
-    if (st == CONVCAT_OK)
-        st = cvc_cuda_check(c->drv->cuCtxSynchronize(), "filling a verify case");
+        st = alloc_buffers(c->drv, p, 0, 0, 1, workspace_bytes, &c->b);   /* filled by cvc_verify_case_fill */
     if (st != CONVCAT_OK) {
-        if (c->b.x)
-            free_buffers(c->drv, &c->b);
         free(c);
         return st;
     }

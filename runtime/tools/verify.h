@@ -91,7 +91,7 @@ convcat_status cvc_time_run(const convcat_catalog *cat, const convcat_problem *p
  * workspace_bytes, allocated in the current context, which must be current in every call.
  * The reference kernels serve every context (loaded once, as a CUlibrary).
  *
- *   make: allocate; fill: fresh random inputs from `seed` and the output poisoned with NaN,
+ *   make: allocate (nothing filled); fill: fresh random inputs from `seed` and the output poisoned with NaN,
  *   finished when it returns; tensors: for convcat_plan_run (alpha 1, beta 0, no bias or
  *   activation); check: after the caller has synchronized its runs, the output against the
  *   reference of the inputs (out->index is CONVCAT_AUTO: the caller knows its plan);
