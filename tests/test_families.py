@@ -98,7 +98,13 @@ class DirectRules(unittest.TestCase):
         self.assertIsNone(reason("sm90a_wgrad_3d_f32_f32_f32_f32_4x16x16_s1_c1x1_direct"))
 
     def test_stages_cluster_types(self):
-        self.assertIn("stages 2", reason(self.BASE.replace("_s1_", "_s2_")))
+        self.assertIn("stages 4", reason(self.BASE.replace("_s1_", "_s4_")))
+        # stages 2 and 3: input tiles staged in shared memory, 2D fprop and dgrad only
+        self.assertIsNone(reason(self.BASE.replace("_s1_", "_s2_")))
+        self.assertIsNone(reason(self.BASE.replace("_s1_", "_s3_").replace("fprop", "dgrad")))
+        self.assertIn("2D fprop and dgrad", reason(self.BASE.replace("_s1_", "_s2_").replace("fprop", "wgrad")))
+        self.assertIn("2D fprop and dgrad", reason(self.BASE.replace("_s1_", "_s2_").replace("_2d_", "_3d_")))
+        self.assertIn("strip", reason(self.BASE.replace("_s1_", "_s2_").replace("4x16x64", "4x18x64")))
         self.assertIn("1x1 only", reason(self.BASE.replace("c1x1", "c1x2")))
         self.assertIn("types", reason(self.BASE.replace("bf16_bf16_f32_bf16", "bf16_bf16_f32_f32")))
 

@@ -402,6 +402,8 @@ static convcat_problem problem_for(const cvc_entry *e, int n)
     p.a_type = e->k.a, p.b_type = e->k.b, p.out_type = e->k.out;
     if (e->family == CVC_FAMILY_DIRECT)
         p.groups = p.c;
+    if (e->family == CVC_FAMILY_DIRECT && e->k.stages > 1)   /* staged: one filter a group */
+        p.k = p.c;
     return p;
 }
 

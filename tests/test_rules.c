@@ -1496,8 +1496,9 @@ static void test_gemm_k_iterations_fit_32_bits(void)
 }
 
 /* convcat_check on every entry of the built catalog: its base problem (depthwise for a direct
- * kernel) runs; C = 6 is refused by a TMA kernel (no 16-byte row of any type) and run by a
- * gather one; a direct kernel takes C = 6 as groups = C = 6 and refuses groups = 2 (3 channels a group). */
+ * kernel) runs; C = 6 is refused by a TMA kernel (no 16-byte row of any type) and by a staged direct
+ * one (whole 16-byte vectors) and run by a gather one; another direct kernel takes C = 6 as groups =
+ * C = 6 and refuses groups = 2 (3 channels a group). */
 static void test_check_on_the_real_catalog(void)
 {
     const char *path = unit_env_path("CONVCAT_TEST_CATALOG");
@@ -1533,6 +1534,9 @@ static void test_check_on_the_real_catalog(void)
             char tiny[6];
             UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, tiny, sizeof tiny), CONVCAT_ERR_UNSUPPORTED);
             CU_ASSERT_EQUAL(strlen(tiny), sizeof tiny - 1);
+        } else if (direct && e.stages > 1) {   /* staged direct kernels copy whole 16-byte vectors */
+            UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_ERR_UNSUPPORTED);
+            UNIT_ASSERT_MENTIONS(why, "C = 6: this staged direct kernel copies whole vectors");
         } else {   /* the pointer families take any channel count */
             UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_OK);
             if (direct) {

@@ -24,6 +24,14 @@ registers for the rows of WGRAD_FAST; the CTA adds its threads' sums in order
 into its slice of the workspace, and KEY_reduce adds the slices.  Groups of c
 channels make a tap's outputs K x c: a thread's WGRAD_VEC outputs are two
 channels of one filter, one dy channel times two x channels.
+
+Staged kernels (stages 2 or 3; fprop and unit-stride dgrad, 2D, one channel
+and one filter a group, whole 16-byte channel vectors) copy each block's
+input tile (its rows and columns with the filter's reach, zeros outside the
+image) into shared memory with cp.async, `stages` blocks in flight, so that a
+CTA's loads of later blocks overlap its arithmetic on this one; each thread
+then sums a strip of STAGED_STRIP outputs from the tile, one filter row's
+taps in registers (templates/direct_staged.cu.j2).
 """
 from __future__ import annotations
 
@@ -76,6 +84,12 @@ WHOLE = ((3, 1), (3, 2))
 GROUP_C = (2, 4, 8)
 GROUP_ROWS = (3,)
 GROUP_ARCHES = ("sm90a",)     # sm100a builds spilled with them; the gather family takes those groups there
+# Staged kernels (stages > 1): input tiles copied into shared memory, this many blocks in flight.
+STAGED_STAGES = (2, 3)
+STAGED_STRIP = 4              # outputs of one thread along W (a filter row's window streamed once)
+STAGED_ROWS = FAST            # filter rows (taps, W stride; dilation 1) they have compiled in, and take only
+STAGED_TAP_VECTORS = 3        # a filter row's taps in chunks of at most this many channel vectors of f32 registers
+                              # (5 spilled under the 128-register cap of 128-thread CTAs)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +101,7 @@ class Config:
     lanes: int                # channel vectors of a block
     smem_bytes: int           # the most a problem may use (fprop/dgrad: its filter table; wgrad: its threads' sums)
     min_ctas: int             # __launch_bounds__'s CTAs per SM
+    pixel_bytes: int          # staged: shared-memory bytes of one pixel of an input tile (0: not staged)
 
 
 def row_plan(v: int, s: int, st: int) -> dict:
@@ -155,12 +170,52 @@ def vec(key: space.Key) -> int:
     return WGRAD_VEC if key.op == "wgrad" else 16 // space.ELEM_BYTES[key.a]
 
 
+def staged(key: space.Key) -> bool:
+    """Input tiles staged in shared memory (stages > 1)."""
+    return key.stages > 1
+
+
+def pixel_bytes(key: space.Key, lanes: int, strip: int) -> int:
+    """A staged tile's pixel stride in shared memory: the block's channels padded by 0-48 bytes so
+    that the 16-byte reads of a quarter warp (consecutive threads: the channel vectors of a pixel,
+    then strips `strip` pixels apart) fall in distinct bank groups where they can (W stride 1)."""
+    base = key.tile_k * space.ELEM_BYTES[key.a]
+
+    def conflicts(pix):
+        worst = 0
+        for phase in range(0, 32, 8):
+            groups = {}
+            for t in range(phase, phase + 8):
+                lane, sq = t % lanes, t // lanes % max(1, key.tile_n // strip)
+                addr = sq * strip * pix + lane * 16
+                groups.setdefault(addr // 16 % 8, set()).add(addr)
+            worst = max(worst, max(len(a) for a in groups.values()))
+        return worst
+    return min((base + pad for pad in (0, 16, 32, 48)), key=lambda pix: (conflicts(pix), pix))
+
+
+def staged_rows(cfg: Config) -> list:
+    """The staged template's filter rows: taps s at W stride st, in chunks of taps (first s0, n of
+    them) whose registers hold at most STAGED_TAP_VECTORS vectors; a chunk reads the strip's window
+    columns [c0, c1) of the tile."""
+    rows = []
+    for s, st in STAGED_ROWS:
+        per_chunk = STAGED_TAP_VECTORS * 8 // cfg.vec        # taps whose f32 weights fit
+        n = -(-s // -(-s // per_chunk))                       # the fewest chunks, as even as they go
+        chunks = [dict(s0=s0, n=min(n, s - s0), c0=s0, c1=(cfg.strip - 1) * st + s0 + min(n, s - s0))
+                  for s0 in range(0, s, n)]
+        rows.append(dict(s=s, st=st, chunks=chunks))
+    return rows
+
+
 def derive(key: space.Key) -> Config:
     v = vec(key)
     lanes = key.tile_k // v
-    threads = WGRAD_THREADS if key.op == "wgrad" else lanes * key.tile_m * (key.tile_n // STRIP)
-    return Config(key=key, threads=threads, vec=v, strip=STRIP, lanes=lanes, smem_bytes=SMEM_BUDGET,
-                  min_ctas=WGRAD_MIN_CTAS if key.op == "wgrad" else max(1, MIN_THREADS_PER_SM // threads))
+    strip = STAGED_STRIP if staged(key) else STRIP
+    threads = WGRAD_THREADS if key.op == "wgrad" else lanes * key.tile_m * (key.tile_n // strip)
+    return Config(key=key, threads=threads, vec=v, strip=strip, lanes=lanes, smem_bytes=SMEM_BUDGET,
+                  min_ctas=WGRAD_MIN_CTAS if key.op == "wgrad" else max(1, MIN_THREADS_PER_SM // threads),
+                  pixel_bytes=pixel_bytes(key, lanes, strip) if staged(key) else 0)
 
 
 def why_invalid(key: space.Key) -> str | None:
@@ -169,13 +224,17 @@ def why_invalid(key: space.Key) -> str | None:
     if (key.a, key.b, key.acc, key.out) not in DTYPES:
         return (f"schedule direct: types {key.a} x {key.b} -> {key.acc} -> {key.out}: f16, bf16, tf32 or f32 "
                 "to the same type (tf32 and f32 compute in f32)")
-    if key.stages != 1:
-        return f"schedule direct: stages {key.stages}: 1 (a block's tile loads once)"
+    if key.stages != 1 and key.stages not in STAGED_STAGES:
+        return (f"schedule direct: stages {key.stages}: 1 (inputs read through L1) or "
+                f"{', '.join(map(str, STAGED_STAGES))} (input tiles staged in shared memory)")
+    if staged(key) and (key.op == "wgrad" or key.dims != 2):
+        return f"schedule direct: stages {key.stages}: staged input tiles are for 2D fprop and dgrad (stages 1 otherwise)"
     v = vec(key)
     if key.tile_k % v or key.tile_k > 256:
         return f"schedule direct: tile K {key.tile_k} channels: a multiple of {v} (a thread's vector), at most 256"
-    if key.tile_n % STRIP:
-        return f"schedule direct: tile N {key.tile_n} columns: a multiple of the {STRIP}-pixel strip"
+    strip = STAGED_STRIP if staged(key) else STRIP
+    if key.tile_n % strip:
+        return f"schedule direct: tile N {key.tile_n} columns: a multiple of the {strip}-pixel strip"
     if key.dims == 1 and key.tile_m != 1:
         return f"schedule direct: tile M {key.tile_m}: a 1D block is one row"
     if key.tile_m > 16 or key.tile_n > 64 or (key.dims > 1 and key.tile_m < 2):
@@ -183,7 +242,7 @@ def why_invalid(key: space.Key) -> str | None:
                 "so that a wgrad input tile fits shared memory")
     cfg = derive(key)
     if key.op != "wgrad" and (cfg.threads % 32 or not 64 <= cfg.threads <= 512):
-        return (f"schedule direct: {cfg.lanes} channel vectors x {key.tile_m} rows x {key.tile_n // STRIP} strips = "
+        return (f"schedule direct: {cfg.lanes} channel vectors x {key.tile_m} rows x {key.tile_n // cfg.strip} strips = "
                 f"{cfg.threads} threads: a multiple of 32 in 64..512")
     if key.op == "wgrad" and cfg.lanes > WGRAD_THREADS // 8:
         return f"schedule direct: tile K {key.tile_k}: a wgrad block's {cfg.lanes} channel vectors leave too few threads"
@@ -193,8 +252,9 @@ def why_invalid(key: space.Key) -> str | None:
 def group_widths(key: space.Key) -> list:
     """Channels a group (c = k) the kernel takes: 1 (depthwise, any filters a group) and, on
     GROUP_ARCHES, those of GROUP_C that fprop and dgrad hold whole in a thread's vector, and that
-    wgrad reads in whole pairs (a thread's WGRAD_VEC outputs: two channels of one filter)."""
-    if key.arch not in GROUP_ARCHES:
+    wgrad reads in whole pairs (a thread's WGRAD_VEC outputs: two channels of one filter).  Staged
+    kernels: 1."""
+    if key.arch not in GROUP_ARCHES or staged(key):
         return [1]
     return [1] + [c for c in GROUP_C if (vec(key) % c == 0 if key.op != "wgrad" else c % WGRAD_VEC == 0)]
 
@@ -204,6 +264,8 @@ def row_shapes(key: space.Key, grouped: bool) -> list:
     or (grouped) groups of c > 1: fprop/dgrad's fast rows, wgrad's rings."""
     if grouped and group_widths(key) == [1]:
         return []
+    if staged(key):
+        return list(STAGED_ROWS)
     if key.op == "wgrad":
         return [(f["s"], f["st"]) for f in (wgrad_group_rows(key) if grouped else wgrad_rows())]
     return [(s, st) for s, st in FAST if not grouped or s in GROUP_ROWS]
@@ -215,8 +277,9 @@ def capabilities(key: space.Key) -> dict:
     return dict(family="direct", flags=("SPLITS_K",) if key.op == "wgrad" else (), acc_regs=0, wg_n=0, mma_n=0,
                 c_align=1, k_align=1, max_stride=0, groups_mode="depthwise",
                 group_c_mask=sum(1 << (c.bit_length() - 1) for c in group_widths(key)),
-                vec_mask=sum(1 << (v.bit_length() - 1) for v in (8, 4, 2, 1) if v <= cfg.vec),
-                block_vec=cfg.vec, block_strip=cfg.strip, block_run=col_rows(key), smem_bytes=cfg.smem_bytes, threads=cfg.threads,
+                vec_mask=sum(1 << (v.bit_length() - 1) for v in (8, 4, 2, 1) if v == cfg.vec or v < cfg.vec and not staged(key)),
+                block_vec=cfg.vec, block_strip=cfg.strip, block_run=0 if staged(key) else col_rows(key),
+                smem_bytes=cfg.smem_bytes, threads=cfg.threads, stage_pixel_bytes=cfg.pixel_bytes,
                 max_taps=UNIT_TAPS * 64 if key.op == "wgrad" else 0,
                 row_mask=index.shape_bits(row_shapes(key, False)), group_row_mask=index.shape_bits(row_shapes(key, True)),
                 unit_taps=UNIT_TAPS if key.op == "wgrad" else 0, ring_taps=WGRAD_RING if key.op == "wgrad" else 0)
@@ -226,6 +289,11 @@ def context(key: space.Key) -> dict:
     cfg = derive(key)
     eb = space.ELEM_BYTES[key.a]
     t = "f32" if key.a in ("tf32", "f32") else key.a
+    if staged(key):
+        return dict(key=key.name(), op=key.op, ab=key.a, t=t, eb=eb, bp=key.tile_m, bq=key.tile_n, bc=key.tile_k,
+                    vec=cfg.vec, strip=cfg.strip, lanes=cfg.lanes, threads=cfg.threads, min_ctas=cfg.min_ctas,
+                    pix=cfg.pixel_bytes, stages=key.stages,
+                    rows=staged_rows(cfg))
     fast = fast_rows(cfg.vec, FAST) if key.op != "wgrad" else []
     col = dict(rows=col_rows(key)) if col_rows(key) else None
     phased = key.op == "dgrad" and key.arch in PHASED_ARCHES

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 MAGIC = b"CONVCAT\0"
 HEADER_BYTES, ENTRY_BYTES, KEY_BYTES, BLOB_ALIGN = 64, 256, 112, 256
 
@@ -118,6 +118,7 @@ RECORD = (
     ("group_row_mask", "H", "direct: the same for groups of c > 1 channels (shape_bits)"),
     ("unit_taps", "B", "direct wgrad: taps of a unit (a filter row, or this many of a longer one)"),
     ("ring_taps", "B", "direct wgrad: a compiled-in row's taps a pass of its x ring"),
+    ("stage_pixel_bytes", "H", "direct, stages > 1: shared-memory bytes of one pixel of a staged input tile (0: not staged)"),
 )
 
 

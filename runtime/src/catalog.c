@@ -114,6 +114,13 @@ static convcat_status check_derived(size_t i, const cvc_entry *e)
             (e->unit_taps < 1 || e->ring_taps < 1 || e->max_taps < e->unit_taps))
             BAD("catalog entry %zu (%s): direct wgrad tap units out of range (%d taps a unit, %d a ring pass)", i,
                 e->key, e->unit_taps, e->ring_taps);
+        if (e->family == CVC_FAMILY_DIRECT &&
+            ((k->stages > 1) != (e->stage_pixel_bytes > 0) ||
+             (e->stage_pixel_bytes > 0 && (e->stage_pixel_bytes % 16 ||
+                                           e->stage_pixel_bytes < k->tile_k * cvc_dtype_bytes(k->a) ||
+                                           k->op == CONVCAT_WGRAD || k->dims != 2))))
+            BAD("catalog entry %zu (%s): staged direct fields disagree with the key (%d bytes a tile pixel)", i, e->key,
+                e->stage_pixel_bytes);
         if (e->family == CVC_FAMILY_GATHER && e->groups_mode != CVC_GROUPS_ANY)
             BAD("catalog entry %zu (%s): a gather kernel without any-group support", i, e->key);
     }
@@ -181,6 +188,7 @@ static convcat_status read_entry(const uint8_t *file, size_t file_size, uint64_t
     e->group_row_mask = (int)IX(r, GROUP_ROW_MASK);
     e->unit_taps = (int)IX(r, UNIT_TAPS);
     e->ring_taps = (int)IX(r, RING_TAPS);
+    e->stage_pixel_bytes = (int)IX(r, STAGE_PIXEL_BYTES);
     convcat_status st = check_derived(i, e);
     if (st != CONVCAT_OK)
         return st;

@@ -5,8 +5,12 @@
  * of them per CTA, from their channels' filters in shared memory and the input read through
  * L1; wgrad sums slices of dy's rows, dy and x read through L1, into f32 partial sums in the
  * workspace, a tap's outputs dw's K x c (c channels a group).
+ *
+ * Staged kernels (stages > 1: 2D fprop and unit-stride dgrad, depthwise) copy each block's input
+ * tile into shared memory, `stages` blocks in flight, a CTA's run of blocks one wave.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +46,10 @@
  * ResNeXt's c = 4 and 8 rows the same within 1.4x): the issue rate the counts above assume is not
  * reached.  Scaled, the family is priced in the unit of the TMA and gather families. */
 static const double COMPUTE_SCALE[3] = {2.4, 3.2, 1.5};
+/* Staged kernels: measured time over their instruction count at FMA_PER_SM_US, and the share of the
+ * shorter of compute and memory time not hidden under the longer (copies run ahead of the sums). */
+#define STAGED_SCALE 1.5
+#define STAGED_OVERLAP 0.1
 
 /* How a direct kernel computes a problem: the blocks' tensor, the input tile (the input a block
  * reads: wgrad's shared-memory tile, and the model's halo) and mode. */
@@ -94,6 +102,22 @@ static int wgrad_ctas_per_sm(const cvc_entry *e)
     return ctas < 1 ? 1 : ctas > 8 ? 8 : ctas;
 }
 
+/* Staged kernels: the CTAs an SM holds at once by registers, threads and shared memory (228 KB an
+ * SM, 1 KB of it reserved a CTA). */
+static int staged_ctas_per_sm(const cvc_entry *e, int64_t smem)
+{
+    const int regs = (e->registers + 7) / 8 * 8, per_cta = (regs > 0 ? regs : 8) * e->threads;
+    int ctas = 65536 / per_cta;
+    if (ctas > 2048 / e->threads)
+        ctas = 2048 / e->threads;
+    if (ctas > 32)
+        ctas = 32;
+    const int64_t by_smem = (228 * 1024) / (smem + 1024);
+    if (ctas > by_smem)
+        ctas = (int)by_smem;
+    return ctas < 1 ? 1 : ctas;
+}
+
 /* wgrad: units of taps (a filter row, or the index's unit_taps of a longer one) and thread groups: a
  * unit group per unit while they last (a thread takes units ug, ug + unit_groups, ... in turn),
  * the rest of a channel vector's threads split into pixel groups. */
@@ -116,13 +140,47 @@ static int planes_of(const cvc_entry *e, const cvc_view *v)
  * depthwise dgrad: one plane per filter of a group; c channels a group: c inputs a tap); wgrad,
  * the f32 sums of every pixel group and unit of taps (its taps x the CTA's channels), which the CTA
  * adds in order. */
+static bool staged(const cvc_entry *e)
+{
+    return e->k.stages > 1;
+}
+
+/* A staged kernel's input tile: the block's rows and columns with the filter's reach (unit W
+ * dilation), in pixels; and one stage's bytes (128-byte aligned, as the kernel lays them out). */
+static void staged_tile(const cvc_entry *e, const shape *s, const cvc_view *v, int *rows, int *cols)
+{
+    *rows = (int)((int64_t)(e->k.tile_m - 1) * s->stride[1] + v->reach[1] + 1);
+    *cols = (int)((int64_t)(e->k.tile_n - 1) * s->stride[2] + v->reach[2] + 1);
+}
+
+static int64_t round128(int64_t b)
+{
+    return (b + 127) / 128 * 128;
+}
+
 static int64_t smem_of(const cvc_entry *e, const cvc_view *v)
 {
+    if (staged(e)) {   /* the filter table, then `stages` input tiles */
+        shape s;
+        shape_of(e, v, &s);
+        int rows, cols;
+        staged_tile(e, &s, v, &rows, &cols);
+        return round128(v->taps * e->k.tile_k * 4) + e->k.stages * round128((int64_t)rows * cols * e->stage_pixel_bytes);
+    }
     if (e->k.op != CONVCAT_WGRAD)
         return (int64_t)planes_of(e, v) * v->cg * v->taps * e->k.tile_k * 4;
     int units, ug, pg;
     wgrad_groups(e, v, &units, &ug, &pg);
     return (int64_t)pg * units * e->unit_taps * e->k.tile_k * 4;
+}
+
+/* The widest load of the kernel's dividing the channels of `in` (and of dy for wgrad). */
+static int load_vec(const cvc_entry *e, int chans)
+{
+    for (int v = 8; v > 1; v /= 2)
+        if ((e->vec_mask & v) && chans % v == 0)
+            return v;
+    return 1;
 }
 
 convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why, size_t n)
@@ -139,6 +197,34 @@ convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why
         cvc_say(why, n, "%lld output pixels: past the direct kernel's 32-bit block index", (long long)v->pixels);
         return CONVCAT_ERR_UNSUPPORTED;
     }
+    if (staged(e)) {
+        const convcat_problem *p = &v->p;
+        if (e->k.op == CONVCAT_DGRAD && v->strided) {
+            cvc_say(why, n, "stride %dx%d: this staged direct kernel computes unit-stride dgrad only", p->stride[1],
+                    p->stride[2]);
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+        if (v->cg != 1 || v->kg != 1) {
+            cvc_say(why, n, "%d channels and %d filters a group: this staged direct kernel takes one of each", v->cg, v->kg);
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+        if (load_vec(e, p->c) != e->block_vec) {
+            cvc_say(why, n, "C = %d: this staged direct kernel copies whole vectors of %d channels", p->c, e->block_vec);
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+        const int sw = e->k.op == CONVCAT_DGRAD ? 1 : p->stride[2];
+        if (p->dilation[2] != 1 || !cvc_shape_bit(e->row_mask, p->s, sw)) {
+            char rows[96] = "";
+            for (int st = 1; st <= 2; ++st)
+                for (int taps = 1; taps < 8; ++taps)
+                    if (cvc_shape_bit(e->row_mask, taps, st))
+                        snprintf(rows + strlen(rows), sizeof rows - strlen(rows), "%s%d/%d", rows[0] ? ", " : "", taps,
+                                 st);
+            cvc_say(why, n, "filter width %d at W stride %d, W dilation %d: this staged direct kernel has filter rows "
+                    "(taps/W stride, dilation 1) of %s compiled in", p->s, sw, p->dilation[2], rows);
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+    }
     const int64_t smem = smem_of(e, v);
     if (smem > e->smem_bytes) {
         if (e->k.op != CONVCAT_WGRAD)
@@ -151,15 +237,6 @@ convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why
         return CONVCAT_ERR_UNSUPPORTED;
     }
     return CONVCAT_OK;
-}
-
-/* The widest load of the kernel's dividing the channels of `in` (and of dy for wgrad). */
-static int load_vec(const cvc_entry *e, int chans)
-{
-    for (int v = 8; v > 1; v /= 2)
-        if ((e->vec_mask & v) && chans % v == 0)
-            return v;
-    return 1;
 }
 
 convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
@@ -204,6 +281,18 @@ convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sm
         /* KEY_reduce: a warp per output, eight a CTA */
         const int64_t rblocks = cvc_ceil_div(d.out_elems, 8);
         out->reduce_grid = (unsigned)(rblocks < 16 * sms ? rblocks : 16 * sms);
+        out->l[0].grid = (unsigned)((int64_t)d.chan_blocks * d.slices);
+    } else if (staged(e)) {
+        /* One wave of CTAs, each a run of blocks whose tiles it copies `stages` ahead. */
+        int rows, cols;
+        staged_tile(e, &s, v, &rows, &cols);
+        d.tile_ext[1] = rows, d.tile_ext[2] = cols;
+        const int64_t blocks = (int64_t)p->n * d.blocks[1] * d.blocks[2];
+        const int64_t wave = (int64_t)(sms > 0 ? sms : 1) * staged_ctas_per_sm(e, smem_of(e, v));
+        int64_t slices = wave / d.chan_blocks;
+        slices = slices < 1 ? 1 : slices > blocks ? blocks : slices;
+        d.blocks_per_slice = (int32_t)cvc_ceil_div(blocks, slices);
+        d.slices = (int32_t)cvc_ceil_div(blocks, d.blocks_per_slice);
         out->l[0].grid = (unsigned)((int64_t)d.chan_blocks * d.slices);
     } else {
         /* Runs of blocks a CTA, so that its filter table loads about RUN_CTAS_PER_SM times an SM. */
@@ -265,13 +354,22 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
         const double per_step = unit_taps * e->block_vec + WGRAD_STEP * passes + (row ? 0.0 : WGRAD_TAP * unit_taps);
         compute_us = steps * rounds * per_step * (vector ? 1.0 : SCALAR_FETCH) / (FMA_PER_SM_US * sms * used * WGRAD_ISSUE);
     }
-    compute_us *= COMPUTE_SCALE[e->k.op];
+    if (staged(e)) {
+        /* A strip's window of each filter row read from the tile and converted once (a vector an
+         * LDS and VEC conversions), its taps' filter vectors two LDS each, besides the FMAs. */
+        const double strip = e->block_strip, vec_ = e->block_vec;
+        const double window = (strip - 1.0) * s.stride[2] + p->s;
+        const double per = 1.0 + (window * (vec_ + 1.0) + 2.0 * p->s) / (strip * p->s * vec_);
+        compute_us = outputs * taps * per / (FMA_PER_SM_US * sms) * STAGED_SCALE;
+    } else {
+        compute_us *= COMPUTE_SCALE[e->k.op];
+    }
     /* The tensors once each; the input tiles' halos again (from L2, at half weight). */
     const double in_bytes = (double)(e->k.op == CONVCAT_DGRAD ? v->pixels * p->k : v->in_pixels * p->c) * v->a_bytes;
     const double out_bytes = (double)(e->k.op == CONVCAT_DGRAD ? v->in_pixels * p->c : v->pixels * p->k) * v->out_bytes;
     const double halo = (double)s.tile[1] * s.tile[2] / ((double)e->k.tile_m * e->k.tile_n * p->stride[1] * p->stride[2]);
     const double dram_us = (in_bytes * (1.0 + 0.5 * fmax(halo - 1.0, 0.0)) + out_bytes) / DRAM_BYTES_PER_US;
-    double us = fmax(compute_us, dram_us) + 0.3 * fmin(compute_us, dram_us) + LAUNCH_US;
+    double us = fmax(compute_us, dram_us) + (staged(e) ? STAGED_OVERLAP : 0.3) * fmin(compute_us, dram_us) + LAUNCH_US;
     if (e->k.op == CONVCAT_WGRAD) {
         cvc_launches ls;
         if (cvc_direct_launches(e, v, sms, &ls) != CONVCAT_OK)

@@ -100,6 +100,7 @@ typedef struct cvc_entry {
     int vec_mask, block_vec, block_strip, block_run, max_taps;
     int row_mask, group_row_mask;   /* direct: filter rows with compiled-in taps (cvc_shape_bit) */
     int unit_taps, ring_taps;       /* direct wgrad: taps of a unit, a ring's taps a pass */
+    int stage_pixel_bytes;          /* direct, stages > 1: bytes of a staged tile's pixel (0: not staged) */
     int a_stage_bytes, b_stage_bytes, epi_bytes;
     const uint8_t *code;
     size_t code_size;
