@@ -755,7 +755,7 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
     }
     if (e->family == CONVCAT_FAMILY_DIRECT && convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK &&
         (strstr(why, "bytes of shared memory") || strstr(why, "units of taps, more than") ||
-         strstr(why, "this staged direct kernel") ||
+         strstr(why, "this staged direct kernel") || (e->stages > 1 && strstr(why, "a depthwise kernel takes 1")) ||
          (p.groups > 1 && strstr(why, "this direct kernel takes one channel per group, or")))) {
         ++direct_by_design;   /* a smaller block (or fewer channels a block, or an unstaged kernel) of the family takes it */
         return 0;

@@ -86,6 +86,9 @@ GROUP_ROWS = (3,)
 GROUP_ARCHES = ("sm90a",)     # sm100a builds spilled with them; the gather family takes those groups there
 # Staged kernels (stages > 1): input tiles copied into shared memory, this many blocks in flight.
 STAGED_STAGES = (2, 3)
+# ... and their __launch_bounds__: registers for this many threads an SM (3 stages keep more
+# state live: 512 spilled 4 bytes in bf16 fprop)
+STAGED_THREADS_PER_SM = {2: 512, 3: 384}
 STAGED_STRIP = 4              # outputs of one thread along W (a filter row's window streamed once)
 STAGED_ROWS = FAST            # filter rows (taps, W stride; dilation 1) they have compiled in, and take only
 STAGED_TAP_VECTORS = 3        # a filter row's taps in chunks of at most this many channel vectors of f32 registers
@@ -214,7 +217,8 @@ def derive(key: space.Key) -> Config:
     strip = STAGED_STRIP if staged(key) else STRIP
     threads = WGRAD_THREADS if key.op == "wgrad" else lanes * key.tile_m * (key.tile_n // strip)
     return Config(key=key, threads=threads, vec=v, strip=strip, lanes=lanes, smem_bytes=SMEM_BUDGET,
-                  min_ctas=WGRAD_MIN_CTAS if key.op == "wgrad" else max(1, MIN_THREADS_PER_SM // threads),
+                  min_ctas=WGRAD_MIN_CTAS if key.op == "wgrad" else
+                  max(1, (STAGED_THREADS_PER_SM[key.stages] if staged(key) else MIN_THREADS_PER_SM) // threads),
                   pixel_bytes=pixel_bytes(key, lanes, strip) if staged(key) else 0)
 
 
