@@ -46,10 +46,24 @@
  * ResNeXt's c = 4 and 8 rows the same within 1.4x): the issue rate the counts above assume is not
  * reached.  Scaled, the family is priced in the unit of the TMA and gather families. */
 static const double COMPUTE_SCALE[3] = {2.4, 3.2, 1.5};
-/* Staged kernels: measured time over their instruction count at FMA_PER_SM_US, and the share of the
- * shorter of compute and memory time not hidden under the longer (copies run ahead of the sums). */
-#define STAGED_SCALE 1.5
-#define STAGED_OVERLAP 0.1
+/* Depthwise fprop and unit-stride dgrad (one filter a group, whole vectors) on a filter row the kernel has
+ * compiled in: per SM, microseconds a multiply-add and an output vector (16 bytes), unit-stride
+ * fprop, strided fprop, dgrad.  Least squares on every unstaged kernel of the 52 depthwise fprop and
+ * dgrad rows of networks.txt (bf16 and fp16, H200; measured less the launch / model 0.69-1.39, rms
+ * of the log 0.11, alike for 3, 5 and 7 taps), where the scaled count above was 0.85-1.7x off by
+ * filter, in the staged kernels' unit (the measured time). */
+static const double DEPTHWISE_FMA_US[3] = {1.95e-5, 2.05e-5, 2.21e-5};
+static const double DEPTHWISE_OUT_US[3] = {9.5e-4, 2.52e-3, 6.4e-4};
+/* Staged kernels, per SM: microseconds a thread instruction, a 16-byte output vector stored, a 16-byte
+ * input vector copied into a tile, and a block.  Least squares on the 52 depthwise fprop and unit-stride
+ * dgrad rows of networks.txt (bf16 and fp16, every staged kernel, H200; measured less the launch / model
+ * 0.74-1.16, rms of the log 0.07): the kernels run at the issue rate on their instructions, but each copied
+ * vector costs 1.4 cycles of an SM and each stored one 0.8, so that the copies bound the 3x3 rows
+ * (a third stage, copying two blocks ahead, was slower: 168 registers, fewer CTAs an SM). */
+#define STAGED_INSTR_US 4.7e-6
+#define STAGED_STORE_US 4.1e-4
+#define STAGED_COPY_US 7.3e-4
+#define STAGED_BLOCK_US 7.4e-3
 
 /* How a direct kernel computes a problem: the blocks' tensor, the input tile (the input a block
  * reads: wgrad's shared-memory tile, and the model's halo) and mode. */
@@ -355,21 +369,32 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
         compute_us = steps * rounds * per_step * (vector ? 1.0 : SCALAR_FETCH) / (FMA_PER_SM_US * sms * used * WGRAD_ISSUE);
     }
     if (staged(e)) {
-        /* A strip's window of each filter row read from the tile and converted once (a vector an
-         * LDS and VEC conversions), its taps' filter vectors two LDS each, besides the FMAs. */
-        const double strip = e->block_strip, vec_ = e->block_vec;
+        /* Per SM: the threads' instructions (a filter row's FMAs, its window of the tile read and
+         * converted once a strip, its taps' filter vectors), and the 16-byte vectors of the output
+         * stored and of the input tiles copied, and the blocks (STAGED_*: fitted on the H200). */
+        const double strip = e->block_strip, vec_ = e->block_vec, vecs = outputs / vec_;
         const double window = (strip - 1.0) * s.stride[2] + p->s;
-        const double per = 1.0 + (window * (vec_ + 1.0) + 2.0 * p->s) / (strip * p->s * vec_);
-        compute_us = outputs * taps * per / (FMA_PER_SM_US * sms) * STAGED_SCALE;
+        const double instr = vecs * p->r * (vec_ * p->s + ((vec_ + 1.0) * window + 2.0 * p->s) / strip);
+        int rows, cols;
+        staged_tile(e, &s, v, &rows, &cols);
+        const double block_count = outputs / ((double)e->k.tile_m * e->k.tile_n * e->k.tile_k);
+        const double copies = block_count * rows * cols * (e->k.tile_k / vec_);
+        compute_us = (instr * STAGED_INSTR_US + vecs * STAGED_STORE_US + copies * STAGED_COPY_US +
+                      block_count * STAGED_BLOCK_US) / sms;
     } else {
         compute_us *= COMPUTE_SCALE[e->k.op];
+        if (fast && vector && v->cg == 1 && v->kg == 1) {
+            const int c = e->k.op == CONVCAT_DGRAD ? 2 : v->strided;
+            compute_us = (outputs * taps * DEPTHWISE_FMA_US[c] + outputs / e->block_vec * DEPTHWISE_OUT_US[c]) *
+                         (1.0 + NARROW_BLOCK * fmax(64.0 / (e->k.tile_k * v->a_bytes) - 1.0, 0.0)) / sms;
+        }
     }
     /* The tensors once each; the input tiles' halos again (from L2, at half weight). */
     const double in_bytes = (double)(e->k.op == CONVCAT_DGRAD ? v->pixels * p->k : v->in_pixels * p->c) * v->a_bytes;
     const double out_bytes = (double)(e->k.op == CONVCAT_DGRAD ? v->in_pixels * p->c : v->pixels * p->k) * v->out_bytes;
     const double halo = (double)s.tile[1] * s.tile[2] / ((double)e->k.tile_m * e->k.tile_n * p->stride[1] * p->stride[2]);
     const double dram_us = (in_bytes * (1.0 + 0.5 * fmax(halo - 1.0, 0.0)) + out_bytes) / DRAM_BYTES_PER_US;
-    double us = fmax(compute_us, dram_us) + (staged(e) ? STAGED_OVERLAP : 0.3) * fmin(compute_us, dram_us) + LAUNCH_US;
+    double us = fmax(compute_us, dram_us) + (staged(e) ? 0.0 : 0.3 * fmin(compute_us, dram_us)) + LAUNCH_US;
     if (e->k.op == CONVCAT_WGRAD) {
         cvc_launches ls;
         if (cvc_direct_launches(e, v, sms, &ls) != CONVCAT_OK)
