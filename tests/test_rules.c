@@ -1178,6 +1178,81 @@ static void test_direct_runs_are_whole_units(void)
     }
 }
 
+/* A staged direct kernel (stages 2) runs 2D depthwise fprop and unit-stride dgrad of one channel and
+ * one filter a group, channels in whole 16-byte vectors, on the filter rows it has compiled in (3, 5
+ * or 7 taps at W stride 1 or 2, W dilation 1; any height and H dilation), and its input tiles must fit
+ * its shared memory; the rest it refuses with the reason (the unstaged kernels run them). */
+#define D_STAGED_FPROP "sm90a_fprop_2d_bf16_bf16_f32_bf16_8x16x32_s2_c1x1_direct"
+#define D_STAGED_DGRAD "sm90a_dgrad_2d_f16_f16_f32_f16_8x8x32_s2_c1x1_direct"
+static void test_direct_staged_rules(void)
+{
+    const cvc_entry f = unit_entry(D_STAGED_FPROP), d = unit_entry(D_STAGED_DGRAD);
+    const cvc_entry unstaged[2] = {unit_entry(D_FPROP), unit_entry("sm90a_dgrad_2d_f16_f16_f32_f16_8x8x32_s1_c1x1_direct")};
+    CU_ASSERT_TRUE(f.stage_pixel_bytes >= 64 && f.stage_pixel_bytes % 16 == 0);
+    CU_ASSERT_EQUAL(unstaged[0].stage_pixel_bytes, 0);
+    const char *rows = "this staged direct kernel has filter rows (taps/W stride, dilation 1) of 3/1, 5/1, 7/1, 3/2, 5/2, "
+                       "7/2 compiled in";
+    for (int i = 0; i < 2; ++i) {
+        const cvc_entry *e = i ? &d : &f, *u = &unstaged[i];
+        convcat_problem p = unit_problem(e->k.op, 2, e->k.a, e->k.out);
+        p.n = 2, p.h = 30, p.w = 31, p.c = p.k = p.groups = 96, p.r = p.s = 3;
+        for (int s = 3; s <= 7; s += 2) {
+            p.s = s;
+            ACCEPT(*e, p);
+        }
+        p.s = 3;
+        BOTH(*e, p, s, 3, 4, "filter width 4 at W stride 1");
+        BOTH(*e, p, s, 3, 1, rows);
+        for (int r = 1; r <= 7; ++r) {   /* any filter height */
+            convcat_problem h = p;
+            h.r = r;
+            ACCEPT(*e, h);
+        }
+        convcat_problem q = p;
+        q.dilation[1] = 2;   /* H dilation: the tile's rows */
+        ACCEPT(*e, q);
+        q = p, q.dilation[2] = 2;
+        REFUSE(*e, q, "W dilation 2: this staged direct kernel");
+        ACCEPT(*u, q);
+        BOTH(*e, p, c, 96, 12, NULL);   /* groups = C = 12: 12 channels, no whole vector of 8 */
+        q = p, q.c = q.k = q.groups = 12;
+        REFUSE(*e, q, "C = 12: this staged direct kernel copies whole vectors of 8 channels");
+        q = p, q.k = 192;   /* a multiplier of 2 */
+        REFUSE(*e, q, "C / groups = 1, K / groups = 2: this staged direct kernel takes one channel and one filter");
+        q = p, q.groups = 24;   /* 4 channels a group */
+        REFUSE(*e, q, "4 channels per group");
+        ACCEPT(*u, q);
+        q = p, q.stride[1] = q.stride[2] = 2;
+        if (e->k.op == CONVCAT_FPROP)
+            ACCEPT(*e, q);
+        else
+            REFUSE(*e, q, "stride 2x2: this staged direct kernel computes unit-stride dgrad only");
+        q.stride[2] = 3;
+        if (e->k.op == CONVCAT_FPROP)
+            REFUSE(*e, q, "filter width 3 at W stride 3");
+    }
+    /* Two stages of the 8x16 block's input tile and the filter table in 113 KiB: 7x7 at stride 2 needs a
+     * 21 x 37 tile of 80-byte pixels, 2 x 62,208 bytes with the table: too many; at H stride 1, 14 rows. */
+    convcat_problem p = unit_problem(CONVCAT_FPROP, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.n = 2, p.h = p.w = 64, p.c = p.k = p.groups = 96, p.r = p.s = 7;
+    p.stride[1] = 1, p.stride[2] = 2;
+    CU_ASSERT_EQUAL_FATAL(f.stage_pixel_bytes, 80);
+    ACCEPT(f, p);
+    p.stride[1] = 2;
+    REFUSE(f, p, "bytes of shared memory");
+    /* The launch: the tile's extents in the parameters, one wave of CTAs, runs covering every block. */
+    p.stride[1] = 1;
+    cvc_launches ls;
+    CU_ASSERT_EQUAL_FATAL(cvc_direct_launches(&f, unit_view(&p), 132, &ls), CONVCAT_OK);
+    const cvc_direct_params *dp = &ls.l[0].u.d;
+    CU_ASSERT_EQUAL(dp->tile_ext[1], 7 * 1 + 7);
+    CU_ASSERT_EQUAL(dp->tile_ext[2], 15 * 2 + 7);
+    CU_ASSERT_EQUAL(ls.l[0].smem, 6272 + 2 * 41472);   /* 49 taps x 32 channels x 4 bytes; 14 x 37 x 80 to 128 bytes */
+    CU_ASSERT_TRUE((int64_t)dp->slices * dp->blocks_per_slice >= (int64_t)p.n * dp->blocks[1] * dp->blocks[2]);
+    CU_ASSERT_TRUE(ls.l[0].grid <= 132u * 32u);
+    free(ls.l);
+}
+
 /* A direct fprop/dgrad kernel holds its channels' filters (f32, every tap) in shared memory, a
  * wgrad kernel its input tile and dy block: a filter that needs more than the kernel's
  * smem_bytes is refused with the bytes it would need. */
@@ -1649,6 +1724,7 @@ int main(void)
         {"dgrad phase sizes count every residue", test_dgrad_phase_sizes_count_every_residue},
         {"direct runs depthwise problems", test_direct_runs_depthwise_problems},
         {"direct tile must fit shared memory", test_direct_tile_must_fit_shared_memory},
+        {"staged direct kernels' rules", test_direct_staged_rules},
         {"direct runs are whole units", test_direct_runs_are_whole_units},
         {"refusals name their rule", test_refusals_name_their_rule},
         {"check on the real catalog", test_check_on_the_real_catalog},

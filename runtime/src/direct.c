@@ -219,7 +219,8 @@ convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why
             return CONVCAT_ERR_UNSUPPORTED;
         }
         if (v->cg != 1 || v->kg != 1) {
-            cvc_say(why, n, "%d channels and %d filters a group: this staged direct kernel takes one of each", v->cg, v->kg);
+            cvc_say(why, n, "C / groups = %d, K / groups = %d: this staged direct kernel takes one channel and one filter "
+                    "a group", v->cg, v->kg);
             return CONVCAT_ERR_UNSUPPORTED;
         }
         if (load_vec(e, p->c) != e->block_vec) {
