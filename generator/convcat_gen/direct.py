@@ -178,6 +178,11 @@ def staged(key: space.Key) -> bool:
     return key.stages > 1
 
 
+def strip_of(key: space.Key) -> int:
+    """Outputs of one thread along W: STAGED_STRIP (staged), STRIP (fprop/dgrad)."""
+    return STAGED_STRIP if staged(key) else STRIP
+
+
 def pixel_bytes(key: space.Key, lanes: int, strip: int) -> int:
     """A staged tile's pixel stride in shared memory: the block's channels padded by 0-48 bytes so
     that the 16-byte reads of a quarter warp (consecutive threads: the channel vectors of a pixel,
@@ -214,7 +219,7 @@ def staged_rows(cfg: Config) -> list:
 def derive(key: space.Key) -> Config:
     v = vec(key)
     lanes = key.tile_k // v
-    strip = STAGED_STRIP if staged(key) else STRIP
+    strip = strip_of(key)
     threads = WGRAD_THREADS if key.op == "wgrad" else lanes * key.tile_m * (key.tile_n // strip)
     return Config(key=key, threads=threads, vec=v, strip=strip, lanes=lanes, smem_bytes=SMEM_BUDGET,
                   min_ctas=WGRAD_MIN_CTAS if key.op == "wgrad" else
@@ -236,7 +241,7 @@ def why_invalid(key: space.Key) -> str | None:
     v = vec(key)
     if key.tile_k % v or key.tile_k > 256:
         return f"schedule direct: tile K {key.tile_k} channels: a multiple of {v} (a thread's vector), at most 256"
-    strip = STAGED_STRIP if staged(key) else STRIP
+    strip = strip_of(key)
     if key.tile_n % strip:
         return f"schedule direct: tile N {key.tile_n} columns: a multiple of the {strip}-pixel strip"
     if key.dims == 1 and key.tile_m != 1:

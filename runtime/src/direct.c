@@ -108,11 +108,18 @@ static void shape_of(const cvc_entry *e, const cvc_view *v, shape *s)
         s->tile[0] = 1;
 }
 
-/* wgrad: the CTAs an SM holds at once by the kernel's registers (ptxas's count, in the index). */
-static int wgrad_ctas_per_sm(const cvc_entry *e)
+/* The CTAs an SM holds at once by the kernel's registers (ptxas's count, in the index; 8 a thread
+ * where the index has none). */
+static int ctas_by_registers(const cvc_entry *e)
 {
     const int regs = (e->registers + 7) / 8 * 8, per_cta = (regs > 0 ? regs : 8) * e->threads;
-    const int ctas = 65536 / per_cta;
+    return 65536 / per_cta;
+}
+
+/* wgrad: the CTAs an SM holds at once (by registers, at most 8). */
+static int wgrad_ctas_per_sm(const cvc_entry *e)
+{
+    const int ctas = ctas_by_registers(e);
     return ctas < 1 ? 1 : ctas > 8 ? 8 : ctas;
 }
 
@@ -120,8 +127,7 @@ static int wgrad_ctas_per_sm(const cvc_entry *e)
  * SM, 1 KB of it reserved a CTA). */
 static int staged_ctas_per_sm(const cvc_entry *e, int64_t smem)
 {
-    const int regs = (e->registers + 7) / 8 * 8, per_cta = (regs > 0 ? regs : 8) * e->threads;
-    int ctas = 65536 / per_cta;
+    int ctas = ctas_by_registers(e);
     if (ctas > 2048 / e->threads)
         ctas = 2048 / e->threads;
     if (ctas > 32)
