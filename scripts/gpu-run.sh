@@ -69,7 +69,8 @@ if [[ $what == *sanitize* ]]; then
     # per-tap 3D; tf32's stage copy; grouped c = 8); gather fprop (grouped, C = 3 through
     # registers), dgrad (strided, grouped), wgrad (split, odd C); direct fprop (7x7 with bias
     # and SiLU; staged 7x7; 4 channels a group, stride 2), dgrad (stride 2, multiplier 2; staged; 8
-    # channels a group), wgrad (3D; 4 channels a group, stride 2).
+    # channels a group), wgrad (3D; 4 channels a group, stride 2; staged 7x7 with a part channel
+    # block, alpha and beta; staged 5x3 at stride 2 with H dilation 2).
     run_san() {   # tool name key problem...
         local tool=$1 name=$2 key=$3; shift 3
         local dt; dt=$(echo "$key" | cut -d_ -f4); local ot; ot=$(echo "$key" | cut -d_ -f7)
@@ -110,6 +111,10 @@ if [[ $what == *sanitize* ]]; then
             --n 2 --h 19 --w 21 --c 96 --k 96 --r 7 --s 7 --pad_h 3 --pad_w 3 --groups 96 --bias --act silu --beta 0.5
         run_san $tool direct_staged_dgrad sm90a_dgrad_2d_f16_f16_f32_f16_8x8x32_s2_c1x1_direct --op dgrad \
             --n 2 --h 17 --w 19 --c 40 --k 40 --r 3 --s 3 --pad_h 1 --pad_w 1 --groups 40 --beta 0.5
+        run_san $tool direct_staged_wgrad sm90a_wgrad_2d_bf16_bf16_f32_bf16_8x32x32_s2_c1x1_direct --op wgrad \
+            --n 3 --h 19 --w 21 --c 40 --k 40 --r 7 --s 7 --pad_h 3 --pad_w 3 --groups 40 --alpha 0.5 --beta 0.75
+        run_san $tool direct_staged_wgrad_s2 sm90a_wgrad_2d_f16_f16_f32_f16_8x16x32_s2_c1x1_direct --op wgrad \
+            --n 2 --h 23 --w 17 --c 96 --k 96 --r 5 --s 3 --pad_h 2 --pad_w 1 --stride_h 2 --stride_w 2 --dilation_h 2 --groups 96
         run_san $tool direct_groups sm90a_fprop_2d_bf16_bf16_f32_bf16_8x16x16_s1_c1x1_direct \
             --n 2 --h 13 --w 11 --c 64 --k 64 --r 3 --s 3 --pad_h 1 --pad_w 1 --stride_h 2 --stride_w 2 --groups 16 --bias --beta 0.5
         run_san $tool direct_groups_dgrad sm90a_dgrad_2d_bf16_bf16_f32_bf16_8x16x16_s1_c1x1_direct --op dgrad \

@@ -99,11 +99,24 @@ class DirectRules(unittest.TestCase):
 
     def test_stages_cluster_types(self):
         self.assertIn("stages 4", reason(self.BASE.replace("_s1_", "_s4_")))
-        # stages 2 and 3: input tiles staged in shared memory, 2D fprop and dgrad only
+        # stages 2 and 3: input tiles staged in shared memory, 2D and 16-bit only; wgrad 2 stages
         self.assertIsNone(reason(self.BASE.replace("_s1_", "_s2_")))
         self.assertIsNone(reason(self.BASE.replace("_s1_", "_s3_").replace("fprop", "dgrad")))
-        self.assertIn("2D fprop and dgrad", reason(self.BASE.replace("_s1_", "_s2_").replace("fprop", "wgrad")))
-        self.assertIn("2D fprop and dgrad", reason(self.BASE.replace("_s1_", "_s2_").replace("_2d_", "_3d_")))
+        self.assertIsNone(reason(self.BASE.replace("_s1_", "_s2_").replace("fprop", "wgrad")))
+        self.assertIsNone(reason(self.BASE.replace("_s1_", "_s4_").replace("fprop", "wgrad")))
+        self.assertIn("stages 5", reason(self.BASE.replace("_s1_", "_s5_").replace("fprop", "wgrad")))
+        self.assertIn("2D problems", reason(self.BASE.replace("_s1_", "_s2_").replace("_2d_", "_3d_")))
+        self.assertIn("16-bit", reason("sm90a_fprop_2d_tf32_tf32_f32_f32_8x16x32_s2_c1x1_direct"))
+        staged_wgrad = "sm90a_wgrad_2d_bf16_bf16_f32_bf16_8x32x32_s2_c1x1_direct"
+        self.assertIsNone(reason(staged_wgrad))
+        self.assertIn("multiple of 8", reason(staged_wgrad.replace("8x32x32", "8x20x32")))
+        self.assertIn("16, 32 or 64 channels", reason(staged_wgrad.replace("8x32x32", "8x32x128")))
+        cfg = space.derive(key(staged_wgrad))
+        self.assertEqual((cfg.vec, cfg.strip, cfg.lanes, cfg.threads, cfg.pixel_bytes),
+                         (direct.STAGED_WGRAD_VEC, direct.STAGED_SEG, 8, direct.STAGED_WGRAD_THREADS, 64))
+        caps = space.index_values(key(staged_wgrad))
+        self.assertEqual((caps["vec_mask"], caps["block_vec"], caps["block_strip"], caps["unit_taps"]),
+                         (8, direct.STAGED_WGRAD_VEC, direct.STAGED_SEG, 0))
         self.assertIn("strip", reason(self.BASE.replace("_s1_", "_s2_").replace("4x16x64", "4x18x64")))
         self.assertIn("1x1 only", reason(self.BASE.replace("c1x1", "c1x2")))
         self.assertIn("types", reason(self.BASE.replace("bf16_bf16_f32_bf16", "bf16_bf16_f32_f32")))

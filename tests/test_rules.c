@@ -1253,6 +1253,78 @@ static void test_direct_staged_rules(void)
     free(ls.l);
 }
 
+/* Staged wgrad (depthwise, 2D): filter rows of 3, 5, 7 taps at W stride 1 or 2 (W dilation 1), any H
+ * stride and dilation, a thread of each channel vector per filter row; the launch sizes the dy blocks
+ * to the image and makes the x tile's row pitch odd. */
+#define D_STAGED_WGRAD "sm90a_wgrad_2d_bf16_bf16_f32_bf16_8x32x32_s2_c1x1_direct"
+
+static void test_direct_staged_wgrad_rules(void)
+{
+    const cvc_entry e = unit_entry(D_STAGED_WGRAD), u = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_4x16x32_s1_c1x1_direct");
+    CU_ASSERT_EQUAL_FATAL(e.stage_pixel_bytes, 64);
+    CU_ASSERT_EQUAL_FATAL(e.block_vec * 8, e.k.tile_k);   /* 8 channel vectors, 32 threads each */
+    convcat_problem p = unit_problem(CONVCAT_WGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.n = 2, p.h = p.w = 30, p.c = p.k = p.groups = 96, p.r = p.s = 3;
+    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1;
+    for (int st = 1; st <= 2; ++st)
+        for (int s = 3; s <= 7; s += 2) {
+            convcat_problem q = p;
+            q.s = s, q.stride[2] = st;
+            ACCEPT(e, q);
+        }
+    BOTH(e, p, s, 3, 4, "filter width 4 at W stride 1, W dilation 1: this staged direct kernel has filter rows");
+    convcat_problem q = p;
+    q.h = 80, q.w = 8;   /* tall and narrow: a tile of 39 rows of 11 pixels */
+    BOTH(e, q, r, 32, 33, "filter height 33: this staged direct kernel (wgrad) takes filters of at most 32 rows");
+    q = p;
+    q.dilation[1] = 2, q.stride[1] = 2;   /* H stride and dilation: the tile's rows */
+    ACCEPT(e, q);
+    q = p, q.dilation[2] = 2;
+    REFUSE(e, q, "W dilation 2: this staged direct kernel");
+    ACCEPT(u, q);
+    q = p, q.stride[2] = 3;
+    REFUSE(e, q, "filter width 3 at W stride 3");
+    q = p, q.c = q.k = q.groups = 12;
+    REFUSE(e, q, "C = 12: this staged direct kernel copies whole vectors of 8 channels");
+    ACCEPT(u, q);
+    q = p, q.k = 192;   /* a multiplier of 2 */
+    REFUSE(e, q, "this staged direct kernel takes one channel and one filter");
+    ACCEPT(u, q);
+    /* 7x7 at stride 2 on a 64 x 64 image: two stages of a 21 x 69-pixel x tile and 8 x 32 dy pixels,
+     * 2 x 109,184 bytes; on a 30 x 30 image the blocks shrink to 8 x 16 and fit */
+    q = p, q.r = q.s = 7, q.stride[1] = q.stride[2] = 2, q.h = q.w = 64;
+    REFUSE(e, q, "218368 bytes of shared memory");
+    q.h = q.w = 30;
+    ACCEPT(e, q);
+    /* The launch: 30 rows in blocks of 8, 30 columns in 4 segments of 8; x tile 10 rows of 34 columns,
+     * the pitch 35; 32 segments a block in 4 rounds of 8 pixel groups (10 fit a channel vector's 32
+     * threads at 3 filter rows). */
+    cvc_launches ls;
+    CU_ASSERT_EQUAL_FATAL(cvc_direct_launches(&e, unit_view(&p), 132, &ls), CONVCAT_OK);
+    const cvc_direct_params *dp = &ls.l[0].u.d;
+    CU_ASSERT_EQUAL(dp->tile_ext[0], 8);
+    CU_ASSERT_EQUAL(dp->tile_ext[1], 10);
+    CU_ASSERT_EQUAL(dp->tile_ext[2], 35);
+    CU_ASSERT_EQUAL(dp->units, 4);
+    CU_ASSERT_EQUAL(dp->pixel_groups, 8);
+    CU_ASSERT_EQUAL(dp->blocks[1], 4);
+    CU_ASSERT_EQUAL(dp->blocks[2], 1);
+    CU_ASSERT_EQUAL(ls.l[0].smem, 2 * (22400 + 16384));
+    CU_ASSERT_EQUAL(dp->out_elems, 96 * 9);
+    CU_ASSERT_EQUAL(ls.workspace_bytes, (size_t)dp->slices * 96 * 9 * 4);
+    CU_ASSERT_TRUE((int64_t)dp->slices * dp->blocks_per_slice >= (int64_t)p.n * dp->blocks[1] * dp->blocks[2]);
+    CU_ASSERT_TRUE(ls.reduce_grid > 0);
+    free(ls.l);
+    /* a 7 x 7 image: one block of 7 rows and one segment, 7 pixel groups of one round */
+    q = p, q.h = q.w = 7;
+    CU_ASSERT_EQUAL_FATAL(cvc_direct_launches(&e, unit_view(&q), 132, &ls), CONVCAT_OK);
+    CU_ASSERT_EQUAL(ls.l[0].u.d.tile_ext[0], 7);
+    CU_ASSERT_EQUAL(ls.l[0].u.d.units, 1);
+    CU_ASSERT_EQUAL(ls.l[0].u.d.pixel_groups, 7);
+    CU_ASSERT_EQUAL(ls.l[0].u.d.tile_ext[2], 11);
+    free(ls.l);
+}
+
 /* A direct fprop/dgrad kernel holds its channels' filters (f32, every tap) in shared memory, a
  * wgrad kernel its input tile and dy block: a filter that needs more than the kernel's
  * smem_bytes is refused with the bytes it would need. */
@@ -1725,6 +1797,7 @@ int main(void)
         {"direct runs depthwise problems", test_direct_runs_depthwise_problems},
         {"direct tile must fit shared memory", test_direct_tile_must_fit_shared_memory},
         {"staged direct kernels' rules", test_direct_staged_rules},
+        {"staged direct wgrad rules", test_direct_staged_wgrad_rules},
         {"direct runs are whole units", test_direct_runs_are_whole_units},
         {"refusals name their rule", test_refusals_name_their_rule},
         {"check on the real catalog", test_check_on_the_real_catalog},

@@ -31,7 +31,12 @@ input tile (its rows and columns with the filter's reach, zeros outside the
 image) into shared memory with cp.async, `stages` blocks in flight, so that a
 CTA's loads of later blocks overlap its arithmetic on this one; each thread
 then sums a strip of STAGED_STRIP outputs from the tile, one filter row's
-taps in registers (templates/direct_staged.cu.j2).
+taps in registers (templates/direct_staged.cu.j2).  Staged wgrad (depthwise, 2D) copies each
+block's dy pixels and the x tile under them; thread (channel lane, filter row, pixel group) sums
+STAGED_WGRAD_VEC channels of one filter row's taps over segments of STAGED_SEG dy columns, its
+taps' sums in registers for the whole run, the segment's x window streamed once
+(templates/direct_staged_wgrad.cu.j2); the CTA's pixel groups are added in order into its slice of
+the workspace as for the unstaged wgrad.
 """
 from __future__ import annotations
 
@@ -93,6 +98,14 @@ STAGED_STRIP = 4              # outputs of one thread along W (a filter row's wi
 STAGED_ROWS = FAST            # filter rows (taps, W stride; dilation 1) they have compiled in, and take only
 STAGED_TAP_VECTORS = 3        # a filter row's taps in chunks of at most this many channel vectors of f32 registers
                               # (5 spilled under the 128-register cap of 128-thread CTAs)
+# Staged wgrad: a thread's channels (8 bytes of 16-bit: a whole 7-tap row's sums and x window fit
+# in registers), the dy columns of one item (a segment; a block row is a whole number of them),
+# threads a CTA and CTAs an SM for __launch_bounds__.
+STAGED_WGRAD_VEC = 4
+STAGED_SEG = 8
+STAGED_WGRAD_THREADS = 256
+STAGED_WGRAD_MIN_CTAS = 2
+STAGED_WGRAD_STAGES = (2, 3, 4)  # blocks in flight (the registers do not depend on it)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,8 +182,16 @@ def wgrad_rings(key: space.Key) -> list:
 
 
 def vec(key: space.Key) -> int:
-    """Channels of one thread: 16 bytes (fprop, dgrad), WGRAD_VEC (wgrad)."""
-    return WGRAD_VEC if key.op == "wgrad" else 16 // space.ELEM_BYTES[key.a]
+    """Channels of one thread: 16 bytes (fprop, dgrad), WGRAD_VEC (wgrad), STAGED_WGRAD_VEC (staged
+    wgrad)."""
+    if key.op == "wgrad":
+        return STAGED_WGRAD_VEC if staged(key) else WGRAD_VEC
+    return 16 // space.ELEM_BYTES[key.a]
+
+
+def copy_vec(key: space.Key) -> int:
+    """Staged kernels: channels of one 16-byte copy (the channels a pixel are whole such vectors)."""
+    return 16 // space.ELEM_BYTES[key.a]
 
 
 def staged(key: space.Key) -> bool:
@@ -220,6 +241,12 @@ def derive(key: space.Key) -> Config:
     v = vec(key)
     lanes = key.tile_k // v
     strip = strip_of(key)
+    if key.op == "wgrad" and staged(key):
+        # pixels unpadded: the runtime makes the x tile's row pitch odd, so that a warp's filter rows
+        # (threads of consecutive rows) read alternate bank halves
+        return Config(key=key, threads=STAGED_WGRAD_THREADS, vec=v, strip=STAGED_SEG, lanes=lanes,
+                      smem_bytes=SMEM_BUDGET, min_ctas=STAGED_WGRAD_MIN_CTAS,
+                      pixel_bytes=key.tile_k * space.ELEM_BYTES[key.a])
     threads = WGRAD_THREADS if key.op == "wgrad" else lanes * key.tile_m * (key.tile_n // strip)
     return Config(key=key, threads=threads, vec=v, strip=strip, lanes=lanes, smem_bytes=SMEM_BUDGET,
                   min_ctas=WGRAD_MIN_CTAS if key.op == "wgrad" else
@@ -233,11 +260,27 @@ def why_invalid(key: space.Key) -> str | None:
     if (key.a, key.b, key.acc, key.out) not in DTYPES:
         return (f"schedule direct: types {key.a} x {key.b} -> {key.acc} -> {key.out}: f16, bf16, tf32 or f32 "
                 "to the same type (tf32 and f32 compute in f32)")
-    if key.stages != 1 and key.stages not in STAGED_STAGES:
+    if key.stages != 1 and key.stages not in STAGED_STAGES + STAGED_WGRAD_STAGES:
         return (f"schedule direct: stages {key.stages}: 1 (inputs read through L1) or "
-                f"{', '.join(map(str, STAGED_STAGES))} (input tiles staged in shared memory)")
-    if staged(key) and (key.op == "wgrad" or key.dims != 2):
-        return f"schedule direct: stages {key.stages}: staged input tiles are for 2D fprop and dgrad (stages 1 otherwise)"
+                f"{', '.join(map(str, sorted(set(STAGED_STAGES + STAGED_WGRAD_STAGES))))} (input tiles staged in "
+                "shared memory)")
+    if staged(key) and key.dims != 2:
+        return f"schedule direct: stages {key.stages}: staged input tiles are for 2D problems (stages 1 otherwise)"
+    if staged(key) and space.ELEM_BYTES[key.a] != 2:
+        return f"schedule direct: stages {key.stages}: staged input tiles are for 16-bit types (stages 1 otherwise)"
+    if staged(key) and key.op == "wgrad":
+        if key.stages not in STAGED_WGRAD_STAGES:
+            return (f"schedule direct: stages {key.stages}: staged wgrad keeps "
+                    f"{', '.join(map(str, STAGED_WGRAD_STAGES))} blocks in flight")
+        if key.tile_k not in (16, 32, 64):
+            return f"schedule direct: tile K {key.tile_k}: staged wgrad blocks hold 16, 32 or 64 channels"
+        if key.tile_n % STAGED_SEG or key.tile_n > 64 or not 1 <= key.tile_m <= 16:
+            return (f"schedule direct: block {key.tile_m}x{key.tile_n}: staged wgrad blocks are 1..16 dy rows of "
+                    f"{STAGED_SEG}..64 columns, a multiple of {STAGED_SEG}")
+        return None
+    if staged(key) and key.stages not in STAGED_STAGES:
+        return (f"schedule direct: stages {key.stages}: staged fprop and dgrad keep "
+                f"{', '.join(map(str, STAGED_STAGES))} blocks in flight")
     v = vec(key)
     if key.tile_k % v or key.tile_k > 256:
         return f"schedule direct: tile K {key.tile_k} channels: a multiple of {v} (a thread's vector), at most 256"
@@ -283,21 +326,27 @@ def row_shapes(key: space.Key, grouped: bool) -> list:
 def capabilities(key: space.Key) -> dict:
     from . import index
     cfg = derive(key)
+    unstaged_wgrad = key.op == "wgrad" and not staged(key)
     return dict(family="direct", flags=("SPLITS_K",) if key.op == "wgrad" else (), acc_regs=0, wg_n=0, mma_n=0,
                 c_align=1, k_align=1, max_stride=0, groups_mode="depthwise",
                 group_c_mask=sum(1 << (c.bit_length() - 1) for c in group_widths(key)),
-                vec_mask=sum(1 << (v.bit_length() - 1) for v in (8, 4, 2, 1) if v == cfg.vec or v < cfg.vec and not staged(key)),
+                vec_mask=(1 << (copy_vec(key).bit_length() - 1) if staged(key) else
+                          sum(1 << (v.bit_length() - 1) for v in (8, 4, 2, 1) if v <= cfg.vec)),
                 block_vec=cfg.vec, block_strip=cfg.strip, block_run=0 if staged(key) else col_rows(key),
                 smem_bytes=cfg.smem_bytes, threads=cfg.threads, stage_pixel_bytes=cfg.pixel_bytes,
-                max_taps=UNIT_TAPS * 64 if key.op == "wgrad" else 0,
+                max_taps=UNIT_TAPS * 64 if unstaged_wgrad else 0,
                 row_mask=index.shape_bits(row_shapes(key, False)), group_row_mask=index.shape_bits(row_shapes(key, True)),
-                unit_taps=UNIT_TAPS if key.op == "wgrad" else 0, ring_taps=WGRAD_RING if key.op == "wgrad" else 0)
+                unit_taps=UNIT_TAPS if unstaged_wgrad else 0, ring_taps=WGRAD_RING if unstaged_wgrad else 0)
 
 
 def context(key: space.Key) -> dict:
     cfg = derive(key)
     eb = space.ELEM_BYTES[key.a]
     t = "f32" if key.a in ("tf32", "f32") else key.a
+    if staged(key) and key.op == "wgrad":
+        return dict(key=key.name(), op=key.op, ab=key.a, t=t, eb=eb, bp=key.tile_m, bq=key.tile_n, bc=key.tile_k,
+                    vec=cfg.vec, lanes=cfg.lanes, threads=cfg.threads, min_ctas=cfg.min_ctas, pix=cfg.pixel_bytes,
+                    stages=key.stages, seg=STAGED_SEG, rows=[dict(s=s, st=st) for s, st in STAGED_ROWS])
     if staged(key):
         return dict(key=key.name(), op=key.op, ab=key.a, t=t, eb=eb, bp=key.tile_m, bq=key.tile_n, bc=key.tile_k,
                     vec=cfg.vec, strip=cfg.strip, lanes=cfg.lanes, threads=cfg.threads, min_ctas=cfg.min_ctas,

@@ -31,10 +31,10 @@ def env() -> jinja2.Environment:
 def template_name(key: space.Key) -> str:
     """One template per family and arch for the three ops (they share the pipeline and
     epilogue); the gather and direct families have one for both arches, and the direct family's
-    staged kernels one of their own."""
+    staged kernels two of their own (fprop and dgrad; wgrad)."""
     fam = space.family(key)
     if fam == "direct" and direct.staged(key):
-        return "direct_staged.cu.j2"
+        return "direct_staged_wgrad.cu.j2" if key.op == "wgrad" else "direct_staged.cu.j2"
     return f"{fam}_conv.cu.j2" if fam != "tma" else f"{key.arch}_conv.cu.j2"
 
 

@@ -110,15 +110,14 @@ static convcat_status check_derived(size_t i, const cvc_entry *e)
              !(e->group_c_mask & 1u) ||   /* groups of c: fprop/dgrad within a vector, wgrad any even c to 256 */
              e->group_c_mask >= (k->op == CONVCAT_WGRAD ? 512u : 2u * (unsigned)e->block_vec)))
             BAD("catalog entry %zu (%s): direct block fields disagree with the tile", i, e->key);
-        if (e->family == CVC_FAMILY_DIRECT && k->op == CONVCAT_WGRAD &&
+        if (e->family == CVC_FAMILY_DIRECT && k->op == CONVCAT_WGRAD && k->stages == 1 &&
             (e->unit_taps < 1 || e->ring_taps < 1 || e->max_taps < e->unit_taps))
             BAD("catalog entry %zu (%s): direct wgrad tap units out of range (%d taps a unit, %d a ring pass)", i,
                 e->key, e->unit_taps, e->ring_taps);
         if (e->family == CVC_FAMILY_DIRECT &&
             ((k->stages > 1) != (e->stage_pixel_bytes > 0) ||
              (e->stage_pixel_bytes > 0 && (e->stage_pixel_bytes % 16 ||
-                                           e->stage_pixel_bytes < k->tile_k * cvc_dtype_bytes(k->a) ||
-                                           k->op == CONVCAT_WGRAD || k->dims != 2))))
+                                           e->stage_pixel_bytes < k->tile_k * cvc_dtype_bytes(k->a) || k->dims != 2))))
             BAD("catalog entry %zu (%s): staged direct fields disagree with the key (%d bytes a tile pixel)", i, e->key,
                 e->stage_pixel_bytes);
         if (e->family == CVC_FAMILY_GATHER && e->groups_mode != CVC_GROUPS_ANY)

@@ -7,7 +7,10 @@
  * workspace, a tap's outputs dw's K x c (c channels a group).
  *
  * Staged kernels (stages > 1: 2D fprop and unit-stride dgrad, depthwise) copy each block's input
- * tile into shared memory, `stages` blocks in flight, a CTA's run of blocks one wave.
+ * tile into shared memory, `stages` blocks in flight, a CTA's run of blocks one wave.  Staged
+ * wgrad (2D, depthwise) copies each block's dy pixels and the x tile under them, one block ahead,
+ * into shared memory; a thread sums a filter row's taps over segments of dy columns (the index's
+ * block_strip) and the CTA's sums go to the workspace like the unstaged wgrad's.
  */
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +31,9 @@
 #define WGRAD_STEP 10.0               /* wgrad: instructions a thread spends on a dy pixel besides its FMAs
                                          (dy's load and conversion, a fast row's next x, the checks) */
 #define WGRAD_TAP 5.0                 /* ... and per tap where a row goes tap by tap (an x load each) */
+#define WGRAD_STRIDE_X 3.5            /* ... and per pass for each W stride past 1 (a ring's further new x: the
+                                         stride-2 depthwise rows of networks.txt ran 1.15-1.2x the time the
+                                         model gave them against the unit-stride ones, H200) */
 #define WGRAD_ISSUE 0.45              /* wgrad: share of the issue slots the kernel keeps busy (ncu on the 3x3
                                          C = 32 row: 0.49 a scheduler, bound by load latency at 24 warps an SM);
                                          over the 26 depthwise wgrad rows of networks.txt the model without it
@@ -64,6 +70,14 @@ static const double DEPTHWISE_OUT_US[3] = {9.5e-4, 2.52e-3, 6.4e-4};
 #define STAGED_STORE_US 4.1e-4
 #define STAGED_COPY_US 7.3e-4
 #define STAGED_BLOCK_US 7.4e-3
+/* Staged wgrad, per SM: microseconds a thread instruction, a 16-byte vector copied and a block (its dy
+ * and x tile).  Least squares on the 26 depthwise wgrad rows of networks.txt (bf16 and fp16, every
+ * staged wgrad kernel, H200; measured less the two launches and the workspace's traffic / model
+ * 0.69-1.30, rms of the log 0.13, where the staged fprop's constants gave 0.24): a block costs 0.8 us of
+ * an SM besides its instructions and copies, so that blocks of small images bound those rows. */
+#define STAGED_WGRAD_INSTR_US 6.9e-6
+#define STAGED_WGRAD_COPY_US 1.07e-4
+#define STAGED_WGRAD_BLOCK_US 0.80
 
 /* How a direct kernel computes a problem: the blocks' tensor, the input tile (the input a block
  * reads: wgrad's shared-memory tile, and the model's halo) and mode. */
@@ -178,8 +192,40 @@ static int64_t round128(int64_t b)
     return (b + 127) / 128 * 128;
 }
 
+/* Staged wgrad's blocks: dy rows and segments of block_strip columns a block (at most the tile's,
+ * as even as they go across the image), the x tile's rows and row pitch in pixels (the columns under
+ * the block, made odd so that consecutive rows of 64-byte pixels fall in alternate bank halves; the
+ * kernel copies the pitch), the pixel groups (threads of a channel vector and filter row: the fewest
+ * that take a block's segments in as few rounds as the CTA's threads allow) and the bytes of a stage. */
+typedef struct wgrad_blocks {
+    int rows, segs, x_rows, pitch, pixel_groups;
+    int64_t stage_bytes, x_bytes;
+} wgrad_blocks;
+
+static void staged_wgrad_blocks(const cvc_entry *e, const shape *s, const cvc_view *v, wgrad_blocks *b)
+{
+    const int seg = e->block_strip, max_segs = e->k.tile_n / seg;
+    const int64_t cols = cvc_ceil_div(s->out_ext[2], seg);
+    b->rows = (int)cvc_ceil_div(s->out_ext[1], cvc_ceil_div(s->out_ext[1], e->k.tile_m));
+    b->segs = (int)cvc_ceil_div(cols, cvc_ceil_div(cols, max_segs));
+    b->x_rows = (int)((int64_t)(b->rows - 1) * s->stride[1] + v->reach[1] + 1);
+    b->pitch = (int)((int64_t)(b->segs * seg - 1) * s->stride[2] + v->reach[2] + 1) | 1;
+    const int items = b->rows * b->segs, most = e->threads / (e->k.tile_k / e->block_vec) / (int)v->filt[1];
+    b->pixel_groups = most < 1 ? 0 : (int)cvc_ceil_div(items, cvc_ceil_div(items, most));
+    b->x_bytes = round128((int64_t)b->x_rows * b->pitch * e->stage_pixel_bytes);
+    b->stage_bytes = b->x_bytes + round128((int64_t)items * seg * e->stage_pixel_bytes);
+}
+
 static int64_t smem_of(const cvc_entry *e, const cvc_view *v)
 {
+    if (staged(e) && e->k.op == CONVCAT_WGRAD) {   /* `stages` copies of a block, or the pixel groups' sums */
+        shape s;
+        shape_of(e, v, &s);
+        wgrad_blocks b;
+        staged_wgrad_blocks(e, &s, v, &b);
+        const int64_t sums = (int64_t)b.pixel_groups * v->taps * e->k.tile_k * 4;
+        return e->k.stages * b.stage_bytes > sums ? e->k.stages * b.stage_bytes : sums;
+    }
     if (staged(e)) {   /* the filter table, then `stages` input tiles */
         shape s;
         shape_of(e, v, &s);
@@ -229,11 +275,16 @@ convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why
                     "a group", v->cg, v->kg);
             return CONVCAT_ERR_UNSUPPORTED;
         }
-        if (load_vec(e, p->c) != e->block_vec) {
-            cvc_say(why, n, "C = %d: this staged direct kernel copies whole vectors of %d channels", p->c, e->block_vec);
+        if (!(e->vec_mask & load_vec(e, p->c))) {
+            cvc_say(why, n, "C = %d: this staged direct kernel copies whole vectors of %d channels", p->c, e->vec_mask);
             return CONVCAT_ERR_UNSUPPORTED;
         }
-        const int sw = e->k.op == CONVCAT_DGRAD ? 1 : p->stride[2];
+        if (e->k.op == CONVCAT_WGRAD && v->filt[1] * (e->k.tile_k / e->block_vec) > e->threads) {
+            cvc_say(why, n, "filter height %lld: this staged direct kernel (wgrad) takes filters of at most %d rows "
+                    "(a thread of each channel vector a row)", (long long)v->filt[1], e->threads / (e->k.tile_k / e->block_vec));
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+        const int sw = e->k.op == CONVCAT_DGRAD ? 1 : p->stride[2];   /* fprop, wgrad: the problem's */
         if (p->dilation[2] != 1 || !cvc_shape_bit(e->row_mask, p->s, sw)) {
             char rows[96] = "";
             for (int st = 1; st <= 2; ++st)
@@ -252,12 +303,26 @@ convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why
             cvc_say(why, n, "filter %dx%dx%d of %d filters a group: this kernel's table of its %d channels' filters "
                     "needs %lld bytes of shared memory, more than its %d", v->filt[0], v->filt[1], v->filt[2], (int)v->kg,
                     e->k.tile_k, (long long)smem, e->smem_bytes);
+        else if (staged(e))
+            cvc_say(why, n, "filter %dx%d at stride %dx%d: this staged direct kernel's wgrad blocks (dy and the x tile under "
+                    "them, %d stages) need %lld bytes of shared memory, more than its %d", (int)v->filt[1],
+                    (int)v->filt[2], v->p.stride[1], v->p.stride[2], e->k.stages, (long long)smem, e->smem_bytes);
         else
             cvc_say(why, n, "filter %dx%dx%d: this wgrad kernel's sums of its units of taps need %lld bytes of shared "
                     "memory, more than its %d", v->filt[0], v->filt[1], v->filt[2], (long long)smem, e->smem_bytes);
         return CONVCAT_ERR_UNSUPPORTED;
     }
     return CONVCAT_OK;
+}
+
+/* One wave of CTAs (`ctas_per_sm` an SM) over all channel blocks: `items` (blocks or dy rows) in
+ * runs of blocks_per_slice, a CTA a run. */
+static void one_wave(cvc_direct_params *d, int64_t items, int sms, int ctas_per_sm)
+{
+    int64_t slices = (int64_t)(sms > 0 ? sms : 1) * ctas_per_sm / d->chan_blocks;   /* no partial wave */
+    slices = slices < 1 ? 1 : slices > items ? items : slices;
+    d->blocks_per_slice = (int32_t)cvc_ceil_div(items, slices);
+    d->slices = (int32_t)cvc_ceil_div(items, d->blocks_per_slice);
 }
 
 convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
@@ -287,34 +352,24 @@ convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sm
     /* wgrad's channels are a tap's outputs, K x c */
     d.chan_blocks = (int32_t)cvc_ceil_div((int64_t)s.out_c * (e->k.op == CONVCAT_WGRAD ? v->cg : 1), e->k.tile_k);
     d.vec = load_vec(e, s.in_c);
-    if (e->k.op == CONVCAT_WGRAD) {
+    if (e->k.op == CONVCAT_WGRAD && staged(e)) {   /* blocks of dy, sized to the image */
+        wgrad_blocks b;
+        staged_wgrad_blocks(e, &s, v, &b);
+        d.blocks[1] = (int32_t)cvc_ceil_div(s.out_ext[1], b.rows);
+        d.blocks[2] = (int32_t)cvc_ceil_div(cvc_ceil_div(s.out_ext[2], e->block_strip), b.segs);
+        d.tile_ext[0] = b.rows, d.tile_ext[1] = b.x_rows, d.tile_ext[2] = b.pitch;
+        d.units = b.segs, d.pixel_groups = b.pixel_groups;
+        one_wave(&d, (int64_t)p->n * d.blocks[1] * d.blocks[2], sms, staged_ctas_per_sm(e, smem_of(e, v)));
+    } else if (e->k.op == CONVCAT_WGRAD) {
         d.vec = load_vec(e, p->c) < load_vec(e, p->k) ? load_vec(e, p->c) : load_vec(e, p->k);
         wgrad_groups(e, v, &d.units, &d.unit_groups, &d.pixel_groups);
-        /* Slices of dy rows (image, depth, row): one wave of CTAs over all channel blocks, each
-         * slice's sums one K x taps plane of the workspace. */
-        const int64_t rows = (int64_t)p->n * s.out_ext[0] * s.out_ext[1];
-        int64_t slices = (int64_t)(sms > 0 ? sms : 1) * wgrad_ctas_per_sm(e) / d.chan_blocks;   /* no partial wave */
-        slices = slices < 1 ? 1 : slices > rows ? rows : slices;
-        d.blocks_per_slice = (int32_t)cvc_ceil_div(rows, slices);   /* wgrad: dy rows a slice */
-        d.slices = (int32_t)cvc_ceil_div(rows, d.blocks_per_slice);
-        d.out_elems = (int64_t)p->k * v->taps * v->cg;
-        out->workspace_bytes = (size_t)d.slices * (size_t)d.out_elems * sizeof(float);
-        /* KEY_reduce: a warp per output, eight a CTA */
-        const int64_t rblocks = cvc_ceil_div(d.out_elems, 8);
-        out->reduce_grid = (unsigned)(rblocks < 16 * sms ? rblocks : 16 * sms);
-        out->l[0].grid = (unsigned)((int64_t)d.chan_blocks * d.slices);
-    } else if (staged(e)) {
-        /* One wave of CTAs, each a run of blocks whose tiles it copies `stages` ahead. */
+        /* Slices of dy rows (image, depth, row) */
+        one_wave(&d, (int64_t)p->n * s.out_ext[0] * s.out_ext[1], sms, wgrad_ctas_per_sm(e));
+    } else if (staged(e)) {   /* runs of blocks whose tiles a CTA copies `stages` ahead */
         int rows, cols;
         staged_tile(e, &s, v, &rows, &cols);
         d.tile_ext[1] = rows, d.tile_ext[2] = cols;
-        const int64_t blocks = (int64_t)p->n * d.blocks[1] * d.blocks[2];
-        const int64_t wave = (int64_t)(sms > 0 ? sms : 1) * staged_ctas_per_sm(e, smem_of(e, v));
-        int64_t slices = wave / d.chan_blocks;
-        slices = slices < 1 ? 1 : slices > blocks ? blocks : slices;
-        d.blocks_per_slice = (int32_t)cvc_ceil_div(blocks, slices);
-        d.slices = (int32_t)cvc_ceil_div(blocks, d.blocks_per_slice);
-        out->l[0].grid = (unsigned)((int64_t)d.chan_blocks * d.slices);
+        one_wave(&d, (int64_t)p->n * d.blocks[1] * d.blocks[2], sms, staged_ctas_per_sm(e, smem_of(e, v)));
     } else {
         /* Runs of blocks a CTA, so that its filter table loads about RUN_CTAS_PER_SM times an SM. */
         const int64_t blocks = (int64_t)p->n * d.blocks[0] * d.blocks[1] * d.blocks[2];
@@ -324,8 +379,16 @@ convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sm
             run = cvc_ceil_div(run, e->block_run) * e->block_run;
         d.blocks_per_slice = (int32_t)run;
         d.slices = (int32_t)cvc_ceil_div(blocks, run);
-        out->l[0].grid = (unsigned)((int64_t)d.chan_blocks * d.slices);
     }
+    if (e->k.op == CONVCAT_WGRAD) {
+        /* each slice's sums one K x taps (x c) plane of the workspace; KEY_reduce a warp per output,
+         * eight a CTA */
+        d.out_elems = (int64_t)p->k * v->taps * v->cg;
+        out->workspace_bytes = (size_t)d.slices * (size_t)d.out_elems * sizeof(float);
+        const int64_t rblocks = cvc_ceil_div(d.out_elems, 8);
+        out->reduce_grid = (unsigned)(rblocks < 16 * sms ? rblocks : 16 * sms);
+    }
+    out->l[0].grid = (unsigned)((int64_t)d.chan_blocks * d.slices);
     out->l[0].block = (unsigned)e->threads;
     out->l[0].smem = (unsigned)smem_of(e, v);
     out->l[0].u.d = d;
@@ -359,7 +422,7 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     double compute_us = outputs * taps * v->cg * per_fma * (vector ? 1.0 : SCALAR_FETCH) / (FMA_PER_SM_US * sms) *
                         (v->cg > 1 && e->k.tile_k * v->a_bytes >= 128 ? GROUP_WIDE_BLOCK : 1.0) *
                         (1.0 + NARROW_BLOCK * fmax(64.0 / (e->k.tile_k * v->a_bytes) - 1.0, 0.0));
-    if (e->k.op == CONVCAT_WGRAD) {
+    if (e->k.op == CONVCAT_WGRAD && !staged(e)) {
         /* A thread's steps: a dy pixel for its unit of taps and vector of outputs (K x c a tap);
          * its filter row's x window stays in registers where the template has the row compiled in
          * (`row`), else it loads an x pixel a tap.  Idle threads of the CTA (units x pixel groups
@@ -372,10 +435,26 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
         const double unit_taps = v->filt[2] < e->unit_taps ? v->filt[2] : e->unit_taps;
         const double steps = (double)v->pixels * units * cvc_ceil_div(p->k * v->cg, e->k.tile_k) * lanes;
         const double passes = row ? (double)cvc_ceil_div(p->s, e->ring_taps) : 1.0;
-        const double per_step = unit_taps * e->block_vec + WGRAD_STEP * passes + (row ? 0.0 : WGRAD_TAP * unit_taps);
+        const double per_step = unit_taps * e->block_vec + (WGRAD_STEP + WGRAD_STRIDE_X * (p->stride[2] - 1)) * passes +
+                                (row ? 0.0 : WGRAD_TAP * unit_taps);
         compute_us = steps * rounds * per_step * (vector ? 1.0 : SCALAR_FETCH) / (FMA_PER_SM_US * sms * used * WGRAD_ISSUE);
     }
-    if (staged(e)) {
+    if (staged(e) && e->k.op == CONVCAT_WGRAD) {
+        /* Per SM: the threads' instructions (a segment of dy columns times a filter row's taps, the
+         * segment's dy and x window read and converted once), the 16-byte vectors copied (the x tile
+         * and dy), and the blocks (STAGED_WGRAD_*: fitted on the H200). */
+        wgrad_blocks b;
+        staged_wgrad_blocks(e, &s, v, &b);
+        const double seg = e->block_strip, vec_ = e->block_vec, window = (seg - 1.0) * s.stride[2] + p->s;
+        const double nblocks = (double)p->n * cvc_ceil_div(s.out_ext[1], b.rows) *
+                               cvc_ceil_div(cvc_ceil_div(s.out_ext[2], e->block_strip), b.segs) *
+                               cvc_ceil_div(p->k, e->k.tile_k);
+        const double per_seg = seg * p->s * vec_ + (seg + window) * (vec_ + 1.0) + 8.0;
+        const double instr = nblocks * b.rows * b.segs * p->r * (e->k.tile_k / vec_) * per_seg;
+        const double copies = nblocks * ((double)b.x_rows * b.pitch + (double)b.rows * b.segs * seg) *
+                              (e->k.tile_k * v->a_bytes / 16.0);
+        compute_us = (instr * STAGED_WGRAD_INSTR_US + copies * STAGED_WGRAD_COPY_US + nblocks * STAGED_WGRAD_BLOCK_US) / sms;
+    } else if (staged(e)) {
         /* Per SM: the threads' instructions (a filter row's FMAs, its window of the tile read and
          * converted once a strip, its taps' filter vectors), and the 16-byte vectors of the output
          * stored and of the input tiles copied, and the blocks (STAGED_*: fitted on the H200). */

@@ -81,6 +81,13 @@ CVC_DEV uint32_t cvc_lds32(uint32_t addr)
     return v;
 }
 
+CVC_DEV uint2 cvc_lds64(uint32_t addr)
+{
+    uint2 v;
+    asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(addr));
+    return v;
+}
+
 CVC_DEV uint4 cvc_lds128(uint32_t addr)
 {
     uint4 v;
