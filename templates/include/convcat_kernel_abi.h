@@ -178,12 +178,14 @@ typedef struct cvc_direct_params {
                                 dgrad with the filter turned around: flip 1, pad = reach - pad_lo);
                                 1: dgrad at stride > 1, dx[h] = sum of dy[(h + pad - tap * dil) / stride] */
     int32_t flip;
-    int32_t tile_ext[3];     /* reserved (zero) */
+    int32_t tile_ext[3];     /* staged kernels: fprop/dgrad [1], [2] the input tile's rows and columns; wgrad [0] a
+                                block's dy rows, [1] the x tile's rows, [2] its pixels a row (copied and pitch) */
     int32_t blocks[3];       /* blocks per axis (depth: one output slice each) */
     int32_t chan_blocks;     /* blocks of tile-K channels of the output (wgrad: of K) */
     int32_t slices, blocks_per_slice;   /* CTAs per channel block, blocks each (wgrad: dy rows each) */
     int32_t units, unit_groups, pixel_groups;   /* wgrad: units of taps (a filter row, UNIT_TAPS at most),
-                                threads per channel vector (unit_groups x pixel_groups) */
+                                threads per channel vector (unit_groups x pixel_groups); staged wgrad: units
+                                the segments of a block row, pixel_groups the threads of a lane and filter row */
     int32_t vec;             /* elements per load of `in` (and wgrad's dy) */
     int32_t cg;              /* fprop, dgrad: channels per group (c = k; 1: depthwise, mult filters a group) */
 } cvc_direct_params;
