@@ -196,10 +196,12 @@ static int64_t round128(int64_t b)
  * as even as they go across the image), the x tile's rows and row pitch in pixels (the columns under
  * the block, made odd so that consecutive rows of 64-byte pixels fall in alternate bank halves; the
  * kernel copies the pitch), the pixel groups (threads of a channel vector and filter row: the fewest
- * that take a block's segments in as few rounds as the CTA's threads allow) and the bytes of a stage. */
+ * that take a block's segments in as few rounds as the CTA's threads allow; 0 where a channel
+ * vector's threads are fewer than the filter's rows), the blocks along H and W, and the bytes of a
+ * stage. */
 typedef struct wgrad_blocks {
     int rows, segs, x_rows, pitch, pixel_groups;
-    int64_t stage_bytes, x_bytes;
+    int64_t blocks_h, blocks_w, stage_bytes, x_bytes;
 } wgrad_blocks;
 
 static void staged_wgrad_blocks(const cvc_entry *e, const shape *s, const cvc_view *v, wgrad_blocks *b)
@@ -208,12 +210,24 @@ static void staged_wgrad_blocks(const cvc_entry *e, const shape *s, const cvc_vi
     const int64_t cols = cvc_ceil_div(s->out_ext[2], seg);
     b->rows = (int)cvc_ceil_div(s->out_ext[1], cvc_ceil_div(s->out_ext[1], e->k.tile_m));
     b->segs = (int)cvc_ceil_div(cols, cvc_ceil_div(cols, max_segs));
+    b->blocks_h = cvc_ceil_div(s->out_ext[1], b->rows);
+    b->blocks_w = cvc_ceil_div(cols, b->segs);
     b->x_rows = (int)((int64_t)(b->rows - 1) * s->stride[1] + v->reach[1] + 1);
     b->pitch = (int)((int64_t)(b->segs * seg - 1) * s->stride[2] + v->reach[2] + 1) | 1;
     const int items = b->rows * b->segs, most = e->threads / (e->k.tile_k / e->block_vec) / (int)v->filt[1];
     b->pixel_groups = most < 1 ? 0 : (int)cvc_ceil_div(items, cvc_ceil_div(items, most));
     b->x_bytes = round128((int64_t)b->x_rows * b->pitch * e->stage_pixel_bytes);
     b->stage_bytes = b->x_bytes + round128((int64_t)items * seg * e->stage_pixel_bytes);
+}
+
+/* Staged wgrad's pixel groups for a problem (staged_wgrad_blocks). */
+static int staged_wgrad_pixel_groups(const cvc_entry *e, const cvc_view *v)
+{
+    shape s;
+    shape_of(e, v, &s);
+    wgrad_blocks b;
+    staged_wgrad_blocks(e, &s, v, &b);
+    return b.pixel_groups;
 }
 
 static int64_t smem_of(const cvc_entry *e, const cvc_view *v)
@@ -279,7 +293,7 @@ convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why
             cvc_say(why, n, "C = %d: this staged direct kernel copies whole vectors of %d channels", p->c, e->vec_mask);
             return CONVCAT_ERR_UNSUPPORTED;
         }
-        if (e->k.op == CONVCAT_WGRAD && v->filt[1] * (e->k.tile_k / e->block_vec) > e->threads) {
+        if (e->k.op == CONVCAT_WGRAD && staged_wgrad_pixel_groups(e, v) < 1) {
             cvc_say(why, n, "filter height %lld: this staged direct kernel (wgrad) takes filters of at most %d rows "
                     "(a thread of each channel vector a row)", (long long)v->filt[1], e->threads / (e->k.tile_k / e->block_vec));
             return CONVCAT_ERR_UNSUPPORTED;
@@ -355,8 +369,7 @@ convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sm
     if (e->k.op == CONVCAT_WGRAD && staged(e)) {   /* blocks of dy, sized to the image */
         wgrad_blocks b;
         staged_wgrad_blocks(e, &s, v, &b);
-        d.blocks[1] = (int32_t)cvc_ceil_div(s.out_ext[1], b.rows);
-        d.blocks[2] = (int32_t)cvc_ceil_div(cvc_ceil_div(s.out_ext[2], e->block_strip), b.segs);
+        d.blocks[1] = (int32_t)b.blocks_h, d.blocks[2] = (int32_t)b.blocks_w;
         d.tile_ext[0] = b.rows, d.tile_ext[1] = b.x_rows, d.tile_ext[2] = b.pitch;
         d.units = b.segs, d.pixel_groups = b.pixel_groups;
         one_wave(&d, (int64_t)p->n * d.blocks[1] * d.blocks[2], sms, staged_ctas_per_sm(e, smem_of(e, v)));
@@ -446,9 +459,7 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
         wgrad_blocks b;
         staged_wgrad_blocks(e, &s, v, &b);
         const double seg = e->block_strip, vec_ = e->block_vec, window = (seg - 1.0) * s.stride[2] + p->s;
-        const double nblocks = (double)p->n * cvc_ceil_div(s.out_ext[1], b.rows) *
-                               cvc_ceil_div(cvc_ceil_div(s.out_ext[2], e->block_strip), b.segs) *
-                               cvc_ceil_div(p->k, e->k.tile_k);
+        const double nblocks = (double)p->n * b.blocks_h * b.blocks_w * cvc_ceil_div(p->k, e->k.tile_k);
         const double per_seg = seg * p->s * vec_ + (seg + window) * (vec_ + 1.0) + 8.0;
         const double instr = nblocks * b.rows * b.segs * p->r * (e->k.tile_k / vec_) * per_seg;
         const double copies = nblocks * ((double)b.x_rows * b.pitch + (double)b.rows * b.segs * seg) *
