@@ -1037,6 +1037,10 @@ static void test_gather_patch_dgrad_is_one_gemm(void)
     CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&f, unit_view(&q), 132, &ls), CONVCAT_OK);
     CU_ASSERT_EQUAL(ls.l[0].u.g.vec_a, 1);
     free(ls.l);
+    /* A patch dgrad's GEMM runs over dy's pixels, but it writes dx pixel m * stride: dx's pixels
+     * must fit 32 bits too (N = 2^25 images of 1 x 64 are 2^31 dx pixels, 2^30 dy pixels). */
+    q = p, q.h = 1, q.w = 64, q.r = 1, q.s = 2, q.stride[1] = 1, q.stride[2] = 2, q.c = 8, q.k = 8;
+    BOTH(e, q, n, (1 << 25) - 1, 1 << 25, "dx pixels: past the gather kernel's 32-bit pixel index");
 }
 
 /* Coordinates inside a gather kernel stay below 2^30: extents of 2^29 or more are refused. */

@@ -101,6 +101,10 @@ convcat_status cvc_gather_rules(const cvc_entry *e, const cvc_view *v, char *why
                 (long long)nn, (long long)kk);
         return CONVCAT_ERR_UNSUPPORTED;
     }
+    if (e->k.op == CONVCAT_DGRAD && v->in_pixels > INT32_MAX) {   /* a patch dgrad writes dx pixel m * stride */
+        cvc_say(why, n, "%lld dx pixels: past the gather kernel's 32-bit pixel index", (long long)v->in_pixels);
+        return CONVCAT_ERR_UNSUPPORTED;
+    }
     const int64_t blocks = (int64_t)p->groups * cvc_ceil_div(m, e->k.tile_m) * cvc_ceil_div(nn, e->k.tile_n);
     if (blocks > INT32_MAX / 64) {
         cvc_say(why, n, "%lld tiles of %d groups: more than the gather kernel's grid index allows", (long long)blocks,

@@ -112,9 +112,21 @@ static void decode(reader *r, convcat_problem *p, int *sms)
     do {                                                                                                     \
         if (!(cond)) {                                                                                       \
             fprintf(stderr, "fuzz_rules: %s accepted a problem that breaks '%s'\n", e->key, #cond);          \
+            dump(p);                                                                                         \
             abort();                                                                                         \
         }                                                                                                    \
     } while (0)
+
+static void dump(const convcat_problem *p)
+{
+    fprintf(stderr,
+            "  op %d dims %d types %d %d %d mode %d n %d dhw %d %d %d c %d k %d trs %d %d %d groups %d\n"
+            "  pad_lo %d %d %d pad_hi %d %d %d stride %d %d %d dilation %d %d %d\n",
+            p->op, p->dims, p->a_type, p->b_type, p->out_type, p->mode, p->n, p->d, p->h, p->w, p->c, p->k, p->t,
+            p->r, p->s, p->groups, p->pad_lo[0], p->pad_lo[1], p->pad_lo[2], p->pad_hi[0], p->pad_hi[1],
+            p->pad_hi[2], p->stride[0], p->stride[1], p->stride[2], p->dilation[0], p->dilation[1],
+            p->dilation[2]);
+}
 
 /* The documented limits, recomputed here, that a problem `e` accepts must keep. */
 static void oracle(const cvc_entry *e, const convcat_problem *p)
