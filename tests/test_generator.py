@@ -310,9 +310,10 @@ class Validity(unittest.TestCase):
                 widths = {"diagonal": (8, 16, 32, 64), "depthwise": (1, 2, 4, 8)}
                 self.assertEqual(v["group_c_mask"], sum(1 << c.bit_length() - 1 for c in widths.get(want, ())))
                 self.assertEqual(want == "diagonal", space.groups_wgrad(k) and space.family(k) == "tma")
-                # sm90a's grouped wgrad splits its K loop too (KEY_reduce adds the diagonal blocks)
+                # gather kernels split any op's K loop over groups; sm90a's diagonal grouped wgrad too
+                # (KEY_reduce adds the diagonal blocks)
                 self.assertEqual(bool(v["flags"] & index.FLAG_BITS["GROUPED_SPLITS"]),
-                                 want == "any" and k.op == "wgrad" or want == "diagonal" and k.arch == "sm90a")
+                                 want == "any" or want == "diagonal" and k.arch == "sm90a")
         self.assertFalse(hasattr(space, "why_not_grouped"))   # the rule itself is the runtime's alone
 
     def test_grouped_wgrad_kernels_in_the_default_catalog(self):

@@ -468,6 +468,7 @@ static const grouped_shape any_groups_2d[] = {
     GK2(8, 28, 28, 64, 64, 16, 3, 3, 1, 1, 1),      /* c = 4, long pixel reduction (wgrad splits) */
     {8, {2, 1, 9, 11, 64, 64, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE}},
     /* ^ c = 8, alpha and beta */
+    GK2(8, 3, 3, 256, 256, 4, 3, 3, 1, 1, 1),       /* c = 64, 72 pixels: fprop and dgrad split K */
     {4, {2, 1, 7, 9, 48, 96, 1, 2, 4, {0, 0, 1}, {0, 1, 2}, {1, 1, 2}, {1, 2, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}},
     /* ^ c = 12, k = 24, even taps, asymmetric padding, mixed stride and dilation */
 };
@@ -503,6 +504,11 @@ static const shape odd_channels_2d[] = {
     P2(2, 9, 9, 45, 1, 3, 3, 1, 1, 1, 1, 2, 2, 1, 1),         /* C = 45, K = 1, stride 2 */
     P2(64, 1, 1, 96, 4, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),        /* squeeze: 1x1 on 1x1, K = 4 */
     P2(64, 1, 1, 6, 144, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),       /* excite: C = 6 */
+    {64, 1, 1, 1, 672, 28, 1, 1, 1, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 1, CONVCAT_ACT_RELU},
+    /* ^ squeeze, C = 672: fprop splits K (the reduction applies alpha, bias, beta and ReLU) */
+    {64, 1, 1, 1, 28, 672, 1, 1, 1, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE},
+    /* ^ excite, K = 672: dgrad splits K, alpha and beta */
+    P2(4, 5, 5, 13, 200, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),       /* C = 13, K = 200, 5x5: dgrad splits K */
     P2(2, 16, 16, 256, 21, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),     /* a classifier: K = 21 */
     P2(2, 12, 12, 3, 3, 5, 5, 2, 2, 2, 2, 1, 1, 2, 2),        /* C = K = 3, dilation 2 */
     {2, 1, 11, 9, 3, 5, 1, 3, 3, {0, 1, 0}, {0, 0, 2}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE},
@@ -517,6 +523,8 @@ static const shape odd_channels_1d[] = {
     P1(2, 64, 45, 12, 5, 2, 2, 2, 1),        /* C = 45, K = 12, stride 2 */
     P1(2, 99, 12, 1, 3, 2, 2, 1, 2),         /* K = 1, dilation 2 */
     P1(2, 100, 1, 16, 5, 0, 0, 5, 1),        /* C = 1 patches: 5 taps, stride 5 */
+    P1(64, 1, 480, 20, 1, 0, 0, 1, 1),       /* squeeze, C = 480: fprop splits K */
+    P1(64, 1, 20, 480, 1, 0, 0, 1, 1),       /* excite, K = 480: dgrad splits K */
 };
 
 static const shape odd_channels_3d[] = {
@@ -525,6 +533,8 @@ static const shape odd_channels_3d[] = {
     P3(2, 5, 7, 9, 5, 12, 3, 3, 3, 1, 1, 1),         /* C = 5, K = 12 */
     P3(2, 4, 6, 6, 45, 3, 1, 1, 1, 0, 1, 1),         /* C = 45, K = 3, 1x1x1 */
     P3(2, 4, 6, 6, 4, 8, 2, 2, 2, 0, 2, 1),          /* C = 4 patches: 2x2x2, stride 2 */
+    P3(2, 2, 3, 3, 200, 13, 3, 3, 3, 1, 1, 1),       /* C = 200, 36 pixels: fprop splits K */
+    P3(2, 2, 3, 3, 13, 200, 3, 3, 3, 1, 1, 1),       /* K = 200: dgrad splits K */
 };
 
 /* ---- depthwise (the direct family; gather kernels run them too): groups = C -------------- */
@@ -664,8 +674,9 @@ static const shape checker_shapes[3][3] = {
  * 3-wide filters (3x3, 3x3x3), C == K == 256, the output the input's size.  Sized per kernel
  * (chained_shape): about 100 tiles, fewer than the SMs, so the second kernel's CTAs find idle
  * SMs while the first still computes its single tiles of 36 K stages; without its wait the
- * second reads y1 unwritten (NaN).  Enough tiles that the plan does not split K (a split adds
- * a reduction launch between the two, which would hide a missing wait). */
+ * second reads y1 unwritten (NaN).  Enough tiles that a TMA plan does not split K (a split adds
+ * a reduction launch between the two, which would hide a missing wait); a gather plan may split
+ * (its kernels do not launch early: nothing to hide). */
 #define CHAINED_TILES 100
 
 static shape chained_shape(const convcat_entry_info *e)
@@ -698,6 +709,7 @@ static long long raster_runs;   /* runs with CONVCAT_RASTER_BAND=3 */
 static long long chained_runs;  /* fprop pairs run back to back, the second reading the first's output */
 static long long grouped_runs, grouped_by_design;   /* grouped wgrad: run, refused by kernels not made for it */
 static long long family_runs[4];     /* problems run per kernel family (CONVCAT_FAMILY_*) */
+static long long gather_split_runs;  /* gather fprop and dgrad runs whose plan split K (a workspace) */
 static long long direct_by_design;   /* depthwise problems a direct kernel's tile or thread budget refuses */
 /* [op][dims - 1][A type][problem]: a direct kernel of that op, dims and type ran the depthwise problem
  * (and passed); and which (op, dims, type) have direct kernels.  Every depthwise problem must have
@@ -786,6 +798,8 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
     }
     CU_ASSERT_EQUAL(st, CONVCAT_OK);
     CU_ASSERT_TRUE(st == CONVCAT_OK && v.passed);
+    gather_split_runs += st == CONVCAT_OK && e->family == CONVCAT_FAMILY_GATHER && e->op != CONVCAT_WGRAD &&
+                         v.workspace_bytes > 0;
     return st == CONVCAT_OK;
 }
 
@@ -800,10 +814,11 @@ static void check_chained(size_t index, const convcat_entry_info *e)
     int first_passed = 0;
     const convcat_status st = cvc_verify_chained(catalog, &p, index, seed, &v, &first_passed);
     ++runs, ++chained_runs;
-    if (st == CONVCAT_OK && v.workspace_bytes)
+    const int split = v.workspace_bytes && e->family != CONVCAT_FAMILY_GATHER;
+    if (st == CONVCAT_OK && split)
         printf("\n  %s chained problem: the plan splits K (%zu bytes of workspace)", e->key, v.workspace_bytes);
-    CU_ASSERT_EQUAL(v.workspace_bytes, 0);   /* no reduction launch between the two, which would hide a race */
-    if (st != CONVCAT_OK || !first_passed || !v.passed || v.workspace_bytes) {
+    CU_ASSERT_FALSE(split);   /* no reduction launch between the two, which would hide a race */
+    if (st != CONVCAT_OK || !first_passed || !v.passed || split) {
         ++failures;
         if (st != CONVCAT_OK)
             printf("\n  %s chained (seed %u): %s: %s", e->key, seed, convcat_status_string(st), convcat_last_error());
@@ -1032,8 +1047,14 @@ static void test_kernel(void)
     }
     CU_ASSERT_TRUE(ran >= MIN_RUNS);
     if (e.family == CONVCAT_FAMILY_GATHER) {   /* any groups, odd channels, depthwise (problems 500..) */
+        const long long splits_before = gather_split_runs;
         int more = run_grouped(index, &e, &any_groups[e.dims - 1], 500, NULL);
         more += run_list(index, &e, &odd_channels[e.dims - 1], 600);
+        if (e.op != CONVCAT_WGRAD && gather_split_runs == splits_before) {   /* the lists hold long-K, few-tile problems */
+            ++failures;
+            printf("\n  %s: no problem of its lists split K", key);
+            CU_FAIL("a gather fprop or dgrad kernel never ran a split-K plan");
+        }
         more += run_grouped(index, &e, &depthwise[e.dims - 1], 700, NULL);
         if (e.op == CONVCAT_WGRAD)
             more += run_grouped(index, &e, &grouped[e.dims - 1], 100, NULL);
@@ -1286,10 +1307,12 @@ int main(int argc, char **argv)
            "grouped wgrad: %lld runs, %lld problems refused by design (kernels of tile M != N or cluster M > 1)\n"
            "halo kernels: %lld problems refused by design (strided, or filters reaching past the input tile)\n"
            "by family: %lld TMA, %lld gather, %lld direct problem runs; %lld depthwise problems refused by design "
-           "(a direct block's tile or threads; other direct kernels take them)\n",
+           "(a direct block's tile or threads; other direct kernels take them)\n"
+           "gather fprop and dgrad runs that split K: %lld\n",
            registered, per_op[0], per_op[1], per_op[2], runs, failures, failed, by_design, raster_runs, chained_runs,
            grouped_runs, grouped_by_design, halo_by_design, family_runs[CONVCAT_FAMILY_TMA],
-           family_runs[CONVCAT_FAMILY_GATHER], family_runs[CONVCAT_FAMILY_DIRECT], direct_by_design);
+           family_runs[CONVCAT_FAMILY_GATHER], family_runs[CONVCAT_FAMILY_DIRECT], direct_by_design,
+           gather_split_runs);
     CU_cleanup_registry();
     convcat_close(cat);
     return failed || registered == 0 ? 1 : 0;

@@ -918,7 +918,7 @@ static void test_pointer_family_index_fields(void)
         CU_ASSERT_TRUE(e.c_align == 1 && e.k_align == 1 && e.max_stride == 0);
         CU_ASSERT_TRUE(e.vec_mask >= 1 && e.vec_mask <= 15);
         CU_ASSERT_TRUE(e.swizzle_bytes == 0 && e.a_box_rows == 0 && e.y_box_rows == 0);   /* no tensor maps */
-        CU_ASSERT_EQUAL(cvc_has(&e, CVC_F_SPLITS_K), e.k.op == CONVCAT_WGRAD);
+        CU_ASSERT_TRUE(cvc_has(&e, CVC_F_SPLITS_K) && cvc_has(&e, CVC_F_GROUPED_SPLITS));   /* every op */
         CU_ASSERT_FALSE(cvc_has(&e, CVC_F_SCATTERS) || cvc_has(&e, CVC_F_HALO) || cvc_has(&e, CVC_F_SWAPS));
     }
     const char *direct[] = {D_FPROP, D_DGRAD, D_WGRAD, D_1D};
@@ -1041,6 +1041,53 @@ static void test_gather_patch_dgrad_is_one_gemm(void)
      * must fit 32 bits too (N = 2^25 images of 1 x 64 are 2^31 dx pixels, 2^30 dy pixels). */
     q = p, q.h = 1, q.w = 64, q.r = 1, q.s = 2, q.stride[1] = 1, q.stride[2] = 2, q.c = 8, q.k = 8;
     BOTH(e, q, n, (1 << 25) - 1, 1 << 25, "dx pixels: past the gather kernel's 32-bit pixel index");
+}
+
+/* fprop and a one-launch dgrad split their K loop where the tiles leave the GPU idle (EfficientNet's
+ * squeeze-and-excite 1x1s: 64 pixels, C = 672, K = 28): slices of whole k-tiles, none empty, f32
+ * sums of the output's shape in the workspace, KEY_reduce after; never on a layer that fills the
+ * GPU, nor over a strided dgrad's phases (launches of their own). */
+static void test_gather_splits_fprop_and_dgrad(void)
+{
+    const cvc_entry f = unit_entry(G_FPROP), d = unit_entry(G_DGRAD);
+    convcat_problem p = unit_problem(CONVCAT_FPROP, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.n = 64, p.h = p.w = 1, p.r = p.s = 1, p.c = 672, p.k = 28;
+    memset(p.pad_lo, 0, sizeof p.pad_lo);
+    memset(p.pad_hi, 0, sizeof p.pad_hi);
+    for (int op = 0; op < 2; ++op) {
+        convcat_problem q = p;
+        if (op)   /* dgrad: dx of C = 28 channels from dy's K = 672 */
+            q.op = CONVCAT_DGRAD, q.c = 28, q.k = 672;
+        const cvc_entry *e = op ? &d : &f;
+        ACCEPT(*e, q);
+        cvc_launches ls;
+        CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(e, unit_view(&q), 132, &ls), CONVCAT_OK);
+        CU_ASSERT_EQUAL_FATAL(ls.count, 1);
+        const cvc_gather_params *g = &ls.l[0].u.g;
+        CU_ASSERT_TRUE(g->gemm_k == 672 && g->splits > 1 && g->split_k % e->k.tile_k == 0);
+        CU_ASSERT_TRUE((int64_t)g->split_k * (g->splits - 1) < g->gemm_k && (int64_t)g->split_k * g->splits >= g->gemm_k);
+        CU_ASSERT_TRUE(g->split_k / e->k.tile_k >= 2);   /* MIN_SLICE_KTILES */
+        CU_ASSERT_EQUAL(g->out_elems, 64 * 28);
+        CU_ASSERT_EQUAL(ls.l[0].grid, (unsigned)(g->tiles_m * g->tiles_n * g->splits));
+        CU_ASSERT_EQUAL(ls.workspace_bytes, (size_t)g->splits * 64 * 28 * sizeof(float));
+        CU_ASSERT_TRUE(ls.reduce_grid > 0);
+        free(ls.l);
+        /* 64 x 56 x 56 pixels fill the GPU: one slice, no workspace, no reduction. */
+        q.h = q.w = 56;
+        CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(e, unit_view(&q), 132, &ls), CONVCAT_OK);
+        CU_ASSERT_TRUE(ls.l[0].u.g.splits == 1 && ls.l[0].u.g.split_k == 672 && !ls.workspace_bytes && !ls.reduce_grid);
+        free(ls.l);
+    }
+    /* A stride-2 dgrad runs its four phases one launch each, unsplit. */
+    convcat_problem q = p;
+    q.op = CONVCAT_DGRAD, q.c = 28, q.k = 672, q.h = q.w = 4, q.stride[1] = q.stride[2] = 2;
+    cvc_launches ls;
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&d, unit_view(&q), 132, &ls), CONVCAT_OK);
+    CU_ASSERT_EQUAL(ls.count, 4);
+    for (int i = 0; i < ls.count; ++i)
+        CU_ASSERT_EQUAL(ls.l[i].u.g.splits, 1);
+    CU_ASSERT_TRUE(!ls.workspace_bytes && !ls.reduce_grid);
+    free(ls.l);
 }
 
 /* Coordinates inside a gather kernel stay below 2^30: extents of 2^29 or more are refused. */
@@ -1796,6 +1843,7 @@ int main(void)
         {"gather runs any groups and channels", test_gather_runs_any_groups_and_channels},
         {"gather coordinates below 2^29", test_gather_coordinates_below_2_29},
         {"gather patch dgrad is one GEMM", test_gather_patch_dgrad_is_one_gemm},
+        {"gather splits fprop and dgrad", test_gather_splits_fprop_and_dgrad},
         {"dgrad phase boxes stand for every phase", test_dgrad_phase_boxes_stand_for_every_phase},
         {"dgrad phase sizes count every residue", test_dgrad_phase_sizes_count_every_residue},
         {"direct runs depthwise problems", test_direct_runs_depthwise_problems},

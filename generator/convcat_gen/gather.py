@@ -9,9 +9,11 @@ sm_100a (mma.sync, which both run).
 Per group g (a grid dimension; groups = 1 is one group) the GEMM is
   fprop  M = N*Z*P*Q pixels,      N = k filters,  K = T*R*S*c
   dgrad  M = the stride phase's dx pixels, N = c channels, K = (the phase's taps)*k
-  wgrad  M = k filters,           N = T*R*S*c,    K = N*Z*P*Q pixels (split into slices)
-with c = C / groups, k = K / groups.  Each operand's tile is stored in shared
-memory the way it lies in global memory: K-major (rows of M or N, K
+  wgrad  M = k filters,           N = T*R*S*c,    K = N*Z*P*Q pixels
+with c = C / groups, k = K / groups.  Every op may split its K loop into slices
+(flag SPLITS_K: wgrad's pixels; fprop and one-launch dgrad where the tiles do not
+fill the GPU) whose f32 sums KEY_reduce adds in a fixed order.  Each operand's
+tile is stored in shared memory the way it lies in global memory: K-major (rows of M or N, K
 contiguous: fprop A and B, dgrad A) or MN-major (rows of K: dgrad B, wgrad A
 and B), and ldmatrix (.trans for MN-major) feeds mma.sync.  Threads copy
 chunks of `vec` elements along the contiguous dimension: cp.async for chunks
@@ -164,7 +166,7 @@ def why_invalid(key: space.Key) -> str | None:
 def capabilities(key: space.Key) -> dict:
     """The index fields the runtime's rules and planner read."""
     cfg = derive(key)
-    return dict(family="gather", flags=("SPLITS_K", "GROUPED_SPLITS") if key.op == "wgrad" else (),
+    return dict(family="gather", flags=("SPLITS_K", "GROUPED_SPLITS"),
                 acc_regs=cfg.acc_regs, wg_n=cfg.wn, mma_n=8, c_align=1, k_align=1, max_stride=0,
                 groups_mode="any", vec_mask=sum(1 << (v.bit_length() - 1) for v in cfg.vecs),
                 a_stage_bytes=cfg.a.tile_bytes, b_stage_bytes=cfg.b.tile_bytes, smem_bytes=cfg.smem_bytes,

@@ -26,6 +26,16 @@
  * ones 2.7 (H200, bf16, every candidate timed). */
 #define FIRST_LAUNCH_US 1.0
 #define MIN_SPLIT_KTILES 8
+/* fprop's and one-launch dgrad's K slices: at least this many k-tiles each, and at most this many
+ * slices; split only while the tiles leave the SMs' resident CTAs idle (the model decides). */
+#define MIN_SLICE_KTILES 2
+#define MAX_SLICES 32
+/* Split fprop and dgrad measured 1.4-2.4x the tile model's time (H200, bf16: EfficientNet's 1x1
+ * squeeze-and-excite layers in 3-k-tile slices, 6.7-8.9 us against 4.9-6.3; S3D's 3x3 dgrad at
+ * 8 x 2 x 7 x 7 in 84-520 CTAs, 11-32 us against 6-23) and their reduction launch 3 us: priced so,
+ * a split wins over one slice where the loop is long, not over a TMA kernel that fills the GPU. */
+#define SLICE_SCALE 2.0
+#define SLICE_REDUCE_US 3.0
 /* Measured kernel time over the tile model's, by op (H200; the heuristic's gather picks on the
  * stem, grouped and 1D rows of networks.txt, bf16 and fp16: fprop 2.3 (1.7-3.1 over 28 rows),
  * dgrad 2.0 (1.8-2.7), wgrad 2.8 (2.5-3.8)): the tiles reach these shares of the rates above.
@@ -140,7 +150,9 @@ static void set_dividers(cvc_gather_params *g, int chan)
     }
 }
 
-convcat_status cvc_gather_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
+/* The launches with fprop's or a one-launch dgrad's K loop in `slices` slices (wgrad: its own
+ * split; the phases of a strided dgrad: none). */
+static convcat_status launches_with(const cvc_entry *e, const cvc_view *v, int sms, int slices, cvc_launches *out)
 {
     const convcat_problem *p = &v->p;
     const cvc_key *k = &e->k;
@@ -227,14 +239,19 @@ convcat_status cvc_gather_launches(const cvc_entry *e, const cvc_view *v, int sm
         g.tiles_m = (int32_t)cvc_ceil_div(g.gemm_m, k->tile_m);
         g.tiles_n = (int32_t)cvc_ceil_div(g.gemm_n, k->tile_n);
         g.split_k = g.gemm_k;
-        if (k->op == CONVCAT_WGRAD) {
+        if (k->op == CONVCAT_WGRAD)
             wgrad_split(e, v, sms, g.groups * g.tiles_m * g.tiles_n, &g.splits, &g.split_k);
-            if (g.splits > 1) {
-                out->workspace_bytes = (size_t)g.splits * (size_t)g.out_elems * sizeof(float);
-                /* KEY_reduce: 256 threads share 8 outputs at most (its slice lanes) */
-                const int64_t blocks = cvc_ceil_div(g.out_elems, 8);
-                out->reduce_grid = (unsigned)(blocks < 8 * sms ? blocks : 8 * sms);
-            }
+        else if (slices > 1 && count == 1 && g.gemm_k > 0) {   /* slices of the output's shape */
+            const int64_t kt = cvc_ceil_div(g.gemm_k, k->tile_k);
+            g.split_k = (int32_t)(cvc_ceil_div(kt, slices) * k->tile_k);
+            g.splits = (int32_t)cvc_ceil_div(g.gemm_k, g.split_k);   /* no empty slice */
+            g.out_elems = k->op == CONVCAT_FPROP ? v->pixels * p->k : v->in_pixels * p->c;
+        }
+        if (g.splits > 1) {
+            out->workspace_bytes = (size_t)g.splits * (size_t)g.out_elems * sizeof(float);
+            /* KEY_reduce: 256 threads share 8 outputs at most (its slice lanes) */
+            const int64_t blocks = cvc_ceil_div(g.out_elems, 8);
+            out->reduce_grid = (unsigned)(blocks < 8 * sms ? blocks : 8 * sms);
         }
         cvc_launch *l = &out->l[i];
         l->grid = (unsigned)((int64_t)g.groups * g.tiles_m * g.tiles_n * g.splits);
@@ -251,11 +268,9 @@ static double chunk_rate(int bytes)
     return bytes >= 16 ? 1.0 : bytes >= 8 ? 0.7 : bytes >= 4 ? 0.45 : 0.25;
 }
 
-double cvc_gather_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
+/* The model's time of launches `ls` of kernel `e` (freed here). */
+static double launches_us(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches ls)
 {
-    cvc_launches ls;
-    if (cvc_gather_launches(e, v, sms, &ls) != CONVCAT_OK)
-        return INFINITY;
     const cvc_key *k = &e->k;
     const int eb = v->a_bytes;
     double us = 0.0;
@@ -272,10 +287,51 @@ double cvc_gather_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
                                ((double)ktiles * KTILE_LATENCY_US + TILE_FIXED_US);
         us += fmax(rate_us, wait_us) + LAUNCH_US * (i > 0);
     }
+    const bool sliced = ls.reduce_grid && k->op != CONVCAT_WGRAD;   /* wgrad's split is in TILE_SCALE */
+    if (sliced)
+        us *= SLICE_SCALE;
     free(ls.l);
     const convcat_problem *p = &v->p;
     const double bytes = (double)v->in_pixels * p->c * v->a_bytes + (double)p->k * v->taps * v->cg * v->b_bytes +
                          (double)v->pixels * p->k * v->out_bytes;
     const double dram_us = bytes / DRAM_BYTES_PER_US + (double)ls.workspace_bytes * 2.0 / DRAM_BYTES_PER_US;
-    return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + (ls.reduce_grid ? LAUNCH_US : 0.0) + FIRST_LAUNCH_US;
+    const double reduce_us = ls.reduce_grid ? (sliced ? SLICE_REDUCE_US : LAUNCH_US) : 0.0;
+    return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + reduce_us + FIRST_LAUNCH_US;
+}
+
+/* fprop and a one-launch dgrad: the slices of the K loop the model prices fastest, from one
+ * (more only where they win clearly, and only while the tiles leave resident CTAs idle). */
+static int best_slices(const cvc_entry *e, const cvc_view *v, int sms)
+{
+    if (sms <= 0 || e->k.op == CONVCAT_WGRAD || (e->k.op == CONVCAT_DGRAD && !v->patch && v->phases > 1))
+        return 1;
+    cvc_launches ls;
+    if (launches_with(e, v, sms, 1, &ls) != CONVCAT_OK)
+        return 1;
+    const cvc_gather_params g = ls.l[0].u.g;
+    const int64_t kt = cvc_ceil_div(g.gemm_k, e->k.tile_k);
+    const bool idle = (int64_t)ls.l[0].grid < (int64_t)sms * resident_ctas(e);
+    double best_us = launches_us(e, v, sms, ls);
+    int best = 1;
+    for (int s = 2; idle && s <= MAX_SLICES && kt / s >= MIN_SLICE_KTILES; s *= 2) {
+        if (launches_with(e, v, sms, s, &ls) != CONVCAT_OK)
+            break;
+        const double us = launches_us(e, v, sms, ls);
+        if (us < best_us * 0.9)
+            best = s, best_us = us;
+    }
+    return best;
+}
+
+convcat_status cvc_gather_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
+{
+    return launches_with(e, v, sms, best_slices(e, v, sms), out);
+}
+
+double cvc_gather_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
+{
+    cvc_launches ls;
+    if (cvc_gather_launches(e, v, sms, &ls) != CONVCAT_OK)
+        return INFINITY;
+    return launches_us(e, v, sms, ls);
 }
