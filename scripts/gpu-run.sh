@@ -67,7 +67,7 @@ if [[ $what == *sanitize* ]]; then
     # One kernel of each shape of pipeline: TMA fprop (2x1 cluster, bias, residual, GELU), halo
     # fprop, dgrad (2x1 cluster; strided: 4 phases, scattered rows, beta), wgrad (split-K;
     # per-tap 3D; tf32's stage copy; grouped c = 8); gather fprop (grouped, C = 3 through
-    # registers), dgrad (strided, grouped), wgrad (split, odd C); direct fprop (7x7 with bias
+    # registers; split K with bias, ReLU and beta), dgrad (strided, grouped), wgrad (split, odd C); direct fprop (7x7 with bias
     # and SiLU; staged 7x7; 4 channels a group, stride 2), dgrad (stride 2, multiplier 2; staged; 8
     # channels a group), wgrad (3D; 4 channels a group, stride 2; staged 7x7 with a part channel
     # block, alpha and beta; staged 5x3 at stride 2 with H dilation 2).
@@ -99,6 +99,8 @@ if [[ $what == *sanitize* ]]; then
             --n 2 --h 13 --w 11 --c 96 --k 48 --r 3 --s 3 --pad_h 1 --pad_w 1 --groups 8 --bias --act silu --beta 0.5
         run_san $tool gather_stem sm90a_fprop_2d_f16_f16_f32_f16_128x64x32_s3_c1x1_gather \
             --n 2 --h 29 --w 31 --c 3 --k 64 --r 7 --s 7 --pad_h 3 --pad_w 3 --stride_h 2 --stride_w 2
+        run_san $tool gather_split sm90a_fprop_2d_bf16_bf16_f32_bf16_128x16x32_s3_c1x1_gather \
+            --n 64 --h 1 --w 1 --c 672 --k 28 --r 1 --s 1 --bias --act relu --alpha 0.5 --beta 0.75
         run_san $tool gather_dgrad sm90a_dgrad_2d_bf16_bf16_f32_bf16_64x32x32_s3_c1x1_gather --op dgrad \
             --n 2 --h 15 --w 13 --c 24 --k 40 --r 3 --s 3 --pad_h 1 --pad_w 1 --stride_h 2 --stride_w 2 --groups 4 --beta 0.75
         run_san $tool gather_wgrad sm90a_wgrad_2d_bf16_bf16_f32_bf16_32x64x32_s3_c1x1_gather --op wgrad \
