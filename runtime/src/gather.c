@@ -18,6 +18,11 @@
 #define MMA_RATE 0.45               /* mma.sync's share of the wgmma GEMM peak a gather tile reaches */
 #define PEAK_FLOP_PER_SM_US (787e6 / 132)
 #define LOAD_BYTES_PER_SM_US 85e3   /* operand bytes per SM per microsecond, 16-byte chunks */
+/* Warps an SM needs resident for its gathered loads, which wait on memory's latency, to reach that
+ * rate; with fewer they reach the fraction (H200, every gather candidate of networks.txt's fprop
+ * and dgrad rows timed: 128x64x32 fprop, 2 CTAs an SM by its 224 registers, ran 1.37x the model
+ * where the 4-CTA 64x32x32 ran 1.15x, and lost 1.6x to it on the C = 3 stems). */
+#define LOAD_WARPS 16.0
 #define TILE_FIXED_US 0.5
 #define DRAM_BYTES_PER_US 4.3e6
 #define LAUNCH_US 2.0
@@ -273,13 +278,15 @@ static double launches_us(const cvc_entry *e, const cvc_view *v, int sms, cvc_la
 {
     const cvc_key *k = &e->k;
     const int eb = v->a_bytes;
+    const double warps = (double)resident_ctas(e) * (e->threads > 0 ? e->threads : 128) / 32;
     double us = 0.0;
     for (int i = 0; i < ls.count; ++i) {
         const cvc_gather_params *g = &ls.l[i].u.g;
         const int64_t ktiles = cvc_ceil_div(g->split_k, k->tile_k);
         const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / (PEAK_FLOP_PER_SM_US * MMA_RATE);
-        const double load_us = (double)k->tile_m * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_a * eb)) +
-                               (double)k->tile_n * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_b * eb));
+        const double load_us = ((double)k->tile_m * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_a * eb)) +
+                                (double)k->tile_n * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_b * eb))) /
+                               fmin(1.0, warps / LOAD_WARPS);
         const double tile_us = (double)ktiles * fmax(mma_us, load_us) + TILE_FIXED_US;
         /* the SM's tiles one after the other at the rates, or its resident CTAs' K steps at the latency */
         const double rate_us = (double)cvc_ceil_div(ls.l[i].grid, sms) * tile_us * TILE_SCALE[k->op];
