@@ -294,7 +294,7 @@ static double launches_us(const cvc_entry *e, const cvc_view *v, int sms, cvc_la
                                ((double)ktiles * KTILE_LATENCY_US + TILE_FIXED_US);
         us += fmax(rate_us, wait_us) + LAUNCH_US * (i > 0);
     }
-    const bool sliced = ls.reduce_grid && k->op != CONVCAT_WGRAD;   /* wgrad's split is in TILE_SCALE */
+    const bool sliced = ls.reduce_grid && k->op != CONVCAT_WGRAD;   /* TILE_SCALE's wgrad figure has its slices */
     if (sliced)
         us *= SLICE_SCALE;
     free(ls.l);
