@@ -273,15 +273,15 @@ static double chunk_rate(int bytes)
     return bytes >= 16 ? 1.0 : bytes >= 8 ? 0.7 : bytes >= 4 ? 0.45 : 0.25;
 }
 
-/* The model's time of launches `ls` of kernel `e` (freed here). */
-static double launches_us(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches ls)
+/* The model's time of launches `ls` of kernel `e` (sms > 0). */
+static double launches_us(const cvc_entry *e, const cvc_view *v, int sms, const cvc_launches *ls)
 {
     const cvc_key *k = &e->k;
     const int eb = v->a_bytes;
     const double warps = (double)resident_ctas(e) * (e->threads > 0 ? e->threads : 128) / 32;
     double us = 0.0;
-    for (int i = 0; i < ls.count; ++i) {
-        const cvc_gather_params *g = &ls.l[i].u.g;
+    for (int i = 0; i < ls->count; ++i) {
+        const cvc_gather_params *g = &ls->l[i].u.g;
         const int64_t ktiles = cvc_ceil_div(g->split_k, k->tile_k);
         const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / (PEAK_FLOP_PER_SM_US * MMA_RATE);
         const double load_us = ((double)k->tile_m * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_a * eb)) +
@@ -289,56 +289,63 @@ static double launches_us(const cvc_entry *e, const cvc_view *v, int sms, cvc_la
                                fmin(1.0, warps / LOAD_WARPS);
         const double tile_us = (double)ktiles * fmax(mma_us, load_us) + TILE_FIXED_US;
         /* the SM's tiles one after the other at the rates, or its resident CTAs' K steps at the latency */
-        const double rate_us = (double)cvc_ceil_div(ls.l[i].grid, sms) * tile_us * TILE_SCALE[k->op];
-        const double wait_us = (double)cvc_ceil_div(ls.l[i].grid, (int64_t)sms * resident_ctas(e)) *
+        const double rate_us = (double)cvc_ceil_div(ls->l[i].grid, sms) * tile_us * TILE_SCALE[k->op];
+        const double wait_us = (double)cvc_ceil_div(ls->l[i].grid, (int64_t)sms * resident_ctas(e)) *
                                ((double)ktiles * KTILE_LATENCY_US + TILE_FIXED_US);
         us += fmax(rate_us, wait_us) + LAUNCH_US * (i > 0);
     }
-    const bool sliced = ls.reduce_grid && k->op != CONVCAT_WGRAD;   /* TILE_SCALE's wgrad figure has its slices */
+    const bool sliced = ls->reduce_grid && k->op != CONVCAT_WGRAD;   /* TILE_SCALE's wgrad figure has its slices */
     if (sliced)
         us *= SLICE_SCALE;
-    free(ls.l);
     const convcat_problem *p = &v->p;
     const double bytes = (double)v->in_pixels * p->c * v->a_bytes + (double)p->k * v->taps * v->cg * v->b_bytes +
                          (double)v->pixels * p->k * v->out_bytes;
-    const double dram_us = bytes / DRAM_BYTES_PER_US + (double)ls.workspace_bytes * 2.0 / DRAM_BYTES_PER_US;
-    const double reduce_us = ls.reduce_grid ? (sliced ? SLICE_REDUCE_US : LAUNCH_US) : 0.0;
+    const double dram_us = bytes / DRAM_BYTES_PER_US + (double)ls->workspace_bytes * 2.0 / DRAM_BYTES_PER_US;
+    const double reduce_us = ls->reduce_grid ? (sliced ? SLICE_REDUCE_US : LAUNCH_US) : 0.0;
     return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + reduce_us + FIRST_LAUNCH_US;
 }
 
-/* fprop and a one-launch dgrad: the slices of the K loop the model prices fastest, from one
- * (more only where they win clearly, and only while the tiles leave resident CTAs idle). */
-static int best_slices(const cvc_entry *e, const cvc_view *v, int sms)
+/* The kernel's launches for the problem and (us, may be NULL) their modelled time.  fprop and a
+ * one-launch dgrad take the slices of the K loop the model prices fastest: one, or more only where
+ * they win clearly. */
+static convcat_status plan_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out, double *us)
 {
-    if (sms <= 0 || e->k.op == CONVCAT_WGRAD || (e->k.op == CONVCAT_DGRAD && !v->patch && v->phases > 1))
-        return 1;
-    cvc_launches ls;
-    if (launches_with(e, v, sms, 1, &ls) != CONVCAT_OK)
-        return 1;
-    const cvc_gather_params g = ls.l[0].u.g;
-    const int64_t kt = cvc_ceil_div(g.gemm_k, e->k.tile_k);
-    const bool idle = (int64_t)ls.l[0].grid < (int64_t)sms * resident_ctas(e);
-    double best_us = launches_us(e, v, sms, ls);
-    int best = 1;
-    for (int s = 2; idle && s <= MAX_SLICES && kt / s >= MIN_SLICE_KTILES; s *= 2) {
+    const convcat_status st = launches_with(e, v, sms, 1, out);
+    if (st != CONVCAT_OK || sms <= 0)
+        return st;
+    /* one launch (not a strided dgrad's phases) whose tiles leave resident CTAs idle */
+    const bool splits = e->k.op != CONVCAT_WGRAD && out->count == 1 &&
+                        (int64_t)out->l[0].grid < (int64_t)sms * resident_ctas(e);
+    const int64_t kt = splits ? cvc_ceil_div(out->l[0].u.g.gemm_k, e->k.tile_k) : 0;
+    double best_us = us || splits ? launches_us(e, v, sms, out) : 0.0;
+    for (int s = 2; splits && s <= MAX_SLICES && kt / s >= MIN_SLICE_KTILES; s *= 2) {
+        cvc_launches ls;
         if (launches_with(e, v, sms, s, &ls) != CONVCAT_OK)
             break;
-        const double us = launches_us(e, v, sms, ls);
-        if (us < best_us * 0.9)
-            best = s, best_us = us;
+        const double t = launches_us(e, v, sms, &ls);
+        if (t < best_us * 0.9) {
+            free(out->l);
+            *out = ls, best_us = t;
+        } else {
+            free(ls.l);
+        }
     }
-    return best;
+    if (us)
+        *us = best_us;
+    return CONVCAT_OK;
 }
 
 convcat_status cvc_gather_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
 {
-    return launches_with(e, v, sms, best_slices(e, v, sms), out);
+    return plan_launches(e, v, sms, out, NULL);
 }
 
 double cvc_gather_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
 {
     cvc_launches ls;
-    if (cvc_gather_launches(e, v, sms, &ls) != CONVCAT_OK)
+    double us;
+    if (sms <= 0 || plan_launches(e, v, sms, &ls, &us) != CONVCAT_OK)
         return INFINITY;
-    return launches_us(e, v, sms, ls);
+    free(ls.l);
+    return us;
 }
