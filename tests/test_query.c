@@ -643,8 +643,13 @@ static void test_small_groups_rank_a_narrow_direct_block_first(void)
  * (H200, bf16), and ranks first where the catalog holds both with their ptxas counts. */
 static void test_gather_ranks_the_resident_tile_first_on_the_stem(void)
 {
-    const char *small = "sm90a_fprop_2d_bf16_bf16_f32_bf16_64x32x32_s3_c1x1_gather";
-    const char *large = "sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x32_s3_c1x1_gather";
+    size_t small, large;
+    if (convcat_find(cat, "sm90a_fprop_2d_bf16_bf16_f32_bf16_64x32x32_s3_c1x1_gather", &small) != CONVCAT_OK ||
+        convcat_find(cat, "sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x32_s3_c1x1_gather", &large) != CONVCAT_OK ||
+        !cat->entries[small].registers || cat->entries[small].registers >= cat->entries[large].registers) {
+        printf("(not in this catalog, or without their register counts) ");
+        return;
+    }
     convcat_candidate *rows = calloc(total, sizeof *rows);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rows);
     convcat_problem p;
@@ -652,24 +657,14 @@ static void test_gather_ranks_the_resident_tile_first_on_the_stem(void)
     p.a_type = p.b_type = p.out_type = CONVCAT_BF16;
     p.n = 64, p.h = p.w = 224, p.c = 3, p.k = 32, p.r = p.s = 3;
     p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1, p.stride[1] = p.stride[2] = 2;
-    size_t count, ok;
+    size_t count, ok, at_small = SIZE_MAX, at_large = SIZE_MAX;
     UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_SM90A, 132, rows, total, &count, &ok), CONVCAT_OK);
-    long at_small = -1, at_large = -1;
     for (size_t j = 0; j < ok; ++j) {
-        const cvc_entry *e = &cat->entries[rows[j].index];
-        at_small = strcmp(e->key, small) == 0 ? (long)j : at_small;
-        at_large = strcmp(e->key, large) == 0 ? (long)j : at_large;
+        at_small = rows[j].index == small ? j : at_small;
+        at_large = rows[j].index == large ? j : at_large;
     }
-    const cvc_entry *s = NULL, *l = NULL;
-    for (size_t i = 0; i < total; ++i) {
-        s = strcmp(cat->entries[i].key, small) == 0 ? &cat->entries[i] : s;
-        l = strcmp(cat->entries[i].key, large) == 0 ? &cat->entries[i] : l;
-    }
-    if (at_small < 0 || at_large < 0 || !s->registers || s->registers >= l->registers) {
-        printf("(not in this catalog, or without their register counts) ");
-    } else {
-        CU_ASSERT_TRUE(at_small < at_large);
-    }
+    CU_ASSERT_TRUE(at_small != SIZE_MAX && at_large != SIZE_MAX);
+    CU_ASSERT_TRUE(at_small < at_large);
     free(rows);
 }
 
