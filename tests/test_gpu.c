@@ -471,6 +471,9 @@ static const grouped_shape any_groups_2d[] = {
     GK2(8, 3, 3, 256, 256, 4, 3, 3, 1, 1, 1),       /* c = 64, 72 pixels: fprop and dgrad split K */
     {4, {2, 1, 7, 9, 48, 96, 1, 2, 4, {0, 0, 1}, {0, 1, 2}, {1, 1, 2}, {1, 2, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE}},
     /* ^ c = 12, k = 24, even taps, asymmetric padding, mixed stride and dilation */
+    GK2(8, 14, 14, 512, 512, 32, 3, 3, 1, 1, 1),    /* c = 16: ResNeXt's third stage (packed groups) */
+    GK2(4, 16, 16, 256, 256, 32, 3, 3, 1, 2, 1),    /* c = 8, stride 2 */
+    GK2(4, 7, 7, 1024, 1024, 32, 3, 3, 1, 1, 1),    /* c = 32 */
 };
 
 static const grouped_shape any_groups_1d[] = {
@@ -479,6 +482,7 @@ static const grouped_shape any_groups_1d[] = {
     GK1(2, 64, 96, 96, 2, 128, 64, 1, 1),           /* c = 48: wav2vec2's positional convolution */
     GK1(2, 81, 24, 40, 4, 7, 3, 1, 2),              /* c = 6, k = 10, dilation 2 */
     GK1(16, 784, 32, 64, 4, 3, 1, 1, 1),            /* c = 8, k = 16, long pixel reduction */
+    GK1(8, 256, 256, 256, 16, 5, 2, 1, 1),          /* c = 16 (packed groups) */
 };
 
 static const grouped_shape any_groups_3d[] = {
@@ -710,6 +714,7 @@ static long long chained_runs;  /* fprop pairs run back to back, the second read
 static long long grouped_runs, grouped_by_design;   /* grouped wgrad: run, refused by kernels not made for it */
 static long long family_runs[4];     /* problems run per kernel family (CONVCAT_FAMILY_*) */
 static long long gather_split_runs;  /* gather fprop and dgrad runs whose plan split K (a workspace) */
+static long long gather_packed_runs; /* gather fprop and dgrad runs whose plan packed groups a CTA */
 static long long direct_by_design;   /* depthwise problems a direct kernel's tile or thread budget refuses */
 /* [op][dims - 1][A type][problem]: a direct kernel of that op, dims and type ran the depthwise problem
  * (and passed); and which (op, dims, type) have direct kernels.  Every depthwise problem must have
@@ -800,6 +805,7 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
     CU_ASSERT_TRUE(st == CONVCAT_OK && v.passed);
     gather_split_runs += st == CONVCAT_OK && e->family == CONVCAT_FAMILY_GATHER && e->op != CONVCAT_WGRAD &&
                          v.workspace_bytes > 0;
+    gather_packed_runs += st == CONVCAT_OK && v.groups_per_cta > 1;
     return st == CONVCAT_OK;
 }
 
@@ -1049,6 +1055,20 @@ static void test_kernel(void)
     if (e.family == CONVCAT_FAMILY_GATHER) {   /* any groups, odd channels, depthwise (problems 500..) */
         const long long splits_before = gather_split_runs;
         int more = run_grouped(index, &e, &any_groups[e.dims - 1], 500, NULL);
+        if (e.op != CONVCAT_WGRAD) {   /* the same problems again, groups packed wherever the kernel can */
+            const long long packed_before = gather_packed_runs;
+            setenv("CONVCAT_GATHER_PACK", "1", 1);
+            more += run_grouped(index, &e, &any_groups[e.dims - 1], 800, NULL);
+            unsetenv("CONVCAT_GATHER_PACK");
+            /* dgrad kernels of 16-bit types and 64 columns or more pack (gather.py packs_groups; the
+             * lists hold groups of 1 and 2 channels), the others never */
+            const int packs = e.op == CONVCAT_DGRAD && e.a_type != CONVCAT_TF32 && e.tile_n >= 64;
+            if ((gather_packed_runs > packed_before) != packs) {
+                ++failures;
+                printf("\n  %s: %s of its grouped list packed groups", key, packs ? "no problem" : "problems");
+                CU_FAIL("a gather kernel of PACKS_GROUPS never ran a packed-group plan, or another one did");
+            }
+        }
         more += run_list(index, &e, &odd_channels[e.dims - 1], 600);
         if (e.op != CONVCAT_WGRAD && gather_split_runs == splits_before) {   /* the lists hold long-K, few-tile problems */
             ++failures;
@@ -1308,11 +1328,11 @@ int main(int argc, char **argv)
            "halo kernels: %lld problems refused by design (strided, or filters reaching past the input tile)\n"
            "by family: %lld TMA, %lld gather, %lld direct problem runs; %lld depthwise problems refused by design "
            "(a direct block's tile or threads; other direct kernels take them)\n"
-           "gather fprop and dgrad runs that split K: %lld\n",
+           "gather fprop and dgrad runs that split K: %lld; that packed groups: %lld\n",
            registered, per_op[0], per_op[1], per_op[2], runs, failures, failed, by_design, raster_runs, chained_runs,
            grouped_runs, grouped_by_design, halo_by_design, family_runs[CONVCAT_FAMILY_TMA],
            family_runs[CONVCAT_FAMILY_GATHER], family_runs[CONVCAT_FAMILY_DIRECT], direct_by_design,
-           gather_split_runs);
+           gather_split_runs, gather_packed_runs);
     CU_cleanup_registry();
     convcat_close(cat);
     return failed || registered == 0 ? 1 : 0;

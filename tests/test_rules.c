@@ -1090,6 +1090,83 @@ static void test_gather_splits_fprop_and_dgrad(void)
     free(ls.l);
 }
 
+/* Packed groups: ResNeXt's stride-2 3x3 dgrad of 32 groups of 16 channels (28 x 28, batch 64) runs 4
+ * groups a CTA column on the 64-wide tile, one block-diagonal GEMM of 64 channels and filters a
+ * phase: the model prices it faster (one group leaves a phase's K mostly empty and the tile's N
+ * three quarters empty).  CONVCAT_GATHER_PACK=1 packs wherever the kernel can (B's loads within a
+ * group's channels), =0 never.  Never where no pack of 2 or more divides the groups, nor where one
+ * group fills the tile's N, nor on kernels without the flag (fprop, wgrad, tf32, narrow tiles). */
+static void test_gather_packs_groups(void)
+{
+    const cvc_entry f = unit_entry(G_FPROP), d = unit_entry(G_DGRAD), t = unit_entry(G_TF32);
+    const cvc_entry w = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_64x64x32_s3_c1x1_gather");
+    const cvc_entry narrow = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x16x32_s3_c1x1_gather");
+    CU_ASSERT_TRUE(cvc_has(&d, CVC_F_PACKS_GROUPS));
+    CU_ASSERT_FALSE(cvc_has(&f, CVC_F_PACKS_GROUPS) || cvc_has(&t, CVC_F_PACKS_GROUPS) ||
+                    cvc_has(&w, CVC_F_PACKS_GROUPS) || cvc_has(&narrow, CVC_F_PACKS_GROUPS));
+    convcat_problem p = unit_problem(CONVCAT_DGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.n = 64, p.h = p.w = 28, p.c = p.k = 512, p.groups = 32, p.r = p.s = 3;
+    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1;
+    p.stride[1] = p.stride[2] = 2;
+    ACCEPT(d, p);
+    cvc_launches ls;
+    for (int force = -1; force <= 0; ++force) {
+        if (force == 0)
+            setenv("CONVCAT_GATHER_PACK", "0", 1);
+        CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&d, unit_view(&p), 132, &ls), CONVCAT_OK);
+        CU_ASSERT_EQUAL(ls.count, 4);
+        for (int i = 0; i < ls.count; ++i) {
+            const cvc_gather_params *g = &ls.l[i].u.g;
+            if (force < 0) {
+                CU_ASSERT_TRUE(g->packed == 1 && g->groups == 8 && g->cg == 64 && g->kg == 64 && g->wc == 16 &&
+                               g->gk == 16 && g->gn == 16 && g->gemm_n == 64 && g->vec_a == 8 && g->vec_b == 8);
+            } else {
+                CU_ASSERT_TRUE(!g->packed && g->groups == 32 && g->cg == 16 && g->gemm_n == 16);
+            }
+        }
+        free(ls.l);
+    }
+    /* the unit-stride layer (14 x 14), packing forced: K over the pack's 64 filters a tap */
+    setenv("CONVCAT_GATHER_PACK", "1", 1);
+    p.h = p.w = 14, p.stride[1] = p.stride[2] = 1;
+    ACCEPT(d, p);
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&d, unit_view(&p), 132, &ls), CONVCAT_OK);
+    const cvc_gather_params *g = &ls.l[0].u.g;
+    CU_ASSERT_TRUE(g->packed == 1 && g->groups == 8 && g->gemm_n == 64 && g->gemm_k == 9 * 64);
+    CU_ASSERT_EQUAL(ls.l[0].grid, (unsigned)(8 * g->tiles_m * g->splits));
+    free(ls.l);
+    /* c = 12, k = 24: 5 groups of 12 channels fit 64 columns, but 32 % 5 != 0: packs of 4, B in
+     * 4-element loads (within a group's 12 channels), K over 4 x 24 filters */
+    convcat_problem q = p;
+    q.c = 12 * 32, q.k = 24 * 32;
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&d, unit_view(&q), 132, &ls), CONVCAT_OK);
+    g = &ls.l[0].u.g;
+    CU_ASSERT_TRUE(g->packed == 1 && g->groups == 8 && g->cg == 48 && g->kg == 96 && g->gk == 24 && g->gn == 12 &&
+                   g->vec_b == 4 && g->gemm_k == 9 * 96);
+    free(ls.l);
+    /* 31 groups (prime), and 64 channels a group (one fills the tile): a group a CTA, even forced */
+    for (int i = 0; i < 2; ++i) {
+        q = p;
+        if (i == 0)
+            q.groups = 31, q.c = q.k = 31 * 16;
+        else
+            q.groups = 8, q.c = q.k = 8 * 64;
+        CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&d, unit_view(&q), 132, &ls), CONVCAT_OK);
+        g = &ls.l[0].u.g;
+        CU_ASSERT_TRUE(!g->packed && g->groups == q.groups && g->wc == g->cg && g->gk == g->kg);
+        free(ls.l);
+    }
+    /* kernels without the flag: a group a CTA, even forced */
+    const cvc_entry *none[] = {&f, &w, &narrow};
+    for (int i = 0; i < 3; ++i) {
+        q = p, q.op = none[i]->k.op;
+        CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(none[i], unit_view(&q), 132, &ls), CONVCAT_OK);
+        CU_ASSERT_TRUE(!ls.l[0].u.g.packed && ls.l[0].u.g.groups == 32);
+        free(ls.l);
+    }
+    unsetenv("CONVCAT_GATHER_PACK");
+}
+
 /* Coordinates inside a gather kernel stay below 2^30: extents of 2^29 or more are refused. */
 static void test_gather_coordinates_below_2_29(void)
 {
@@ -1844,6 +1921,7 @@ int main(void)
         {"gather coordinates below 2^29", test_gather_coordinates_below_2_29},
         {"gather patch dgrad is one GEMM", test_gather_patch_dgrad_is_one_gemm},
         {"gather splits fprop and dgrad", test_gather_splits_fprop_and_dgrad},
+        {"gather packs groups", test_gather_packs_groups},
         {"dgrad phase boxes stand for every phase", test_dgrad_phase_boxes_stand_for_every_phase},
         {"dgrad phase sizes count every residue", test_dgrad_phase_sizes_count_every_residue},
         {"direct runs depthwise problems", test_direct_runs_depthwise_problems},

@@ -12,8 +12,10 @@ Per group g (a grid dimension; groups = 1 is one group) the GEMM is
   wgrad  M = k filters,           N = T*R*S*c,    K = N*Z*P*Q pixels
 with c = C / groups, k = K / groups.  Every op may split its K loop into slices
 (flag SPLITS_K: wgrad's pixels; fprop and one-launch dgrad where the tiles do not
-fill the GPU) whose f32 sums KEY_reduce adds in a fixed order.  Each operand's
-tile is stored in shared memory the way it lies in global memory: K-major (rows of M or N, K
+fill the GPU) whose f32 sums KEY_reduce adds in a fixed order.  dgrad (16-bit, tiles of
+64 columns or more) may take a pack of adjacent groups per CTA column (flag PACKS_GROUPS):
+one GEMM over the pack's channels and filters with B block diagonal, for the short K loops
+of a strided dgrad's phases on groups of few channels.  Each operand's tile is stored in shared memory the way it lies in global memory: K-major (rows of M or N, K
 contiguous: fprop A and B, dgrad A) or MN-major (rows of K: dgrad B, wgrad A
 and B), and ldmatrix (.trans for MN-major) feeds mma.sync.  Threads copy
 chunks of `vec` elements along the contiguous dimension: cp.async for chunks
@@ -163,10 +165,22 @@ def why_invalid(key: space.Key) -> str | None:
     return None
 
 
+PACK_TILE_N = 64              # dgrad tiles this wide or wider pack groups
+
+
+def packs_groups(key: space.Key) -> bool:
+    """dgrad of 16-bit types on tiles of PACK_TILE_N columns or more may take packs of groups a CTA:
+    measured (H200), packing won where one group leaves a stride phase's K loop and the tile's N
+    mostly empty, and lost 1.1-1.4x where the groups fill their tiles; its second K loop costs the
+    kernel registers (occupancy), so kernels that would not use it leave it out (tf32's spilled)."""
+    return key.op == "dgrad" and space.ELEM_BYTES[key.a] == 2 and key.tile_n >= PACK_TILE_N
+
+
 def capabilities(key: space.Key) -> dict:
     """The index fields the runtime's rules and planner read."""
     cfg = derive(key)
-    return dict(family="gather", flags=("SPLITS_K", "GROUPED_SPLITS"),
+    flags = ("SPLITS_K", "GROUPED_SPLITS") + (("PACKS_GROUPS",) if packs_groups(key) else ())
+    return dict(family="gather", flags=flags,
                 acc_regs=cfg.acc_regs, wg_n=cfg.wn, mma_n=8, c_align=1, k_align=1, max_stride=0,
                 groups_mode="any", vec_mask=sum(1 << (v.bit_length() - 1) for v in cfg.vecs),
                 a_stage_bytes=cfg.a.tile_bytes, b_stage_bytes=cfg.b.tile_bytes, smem_bytes=cfg.smem_bytes,
@@ -198,7 +212,7 @@ def context(key: space.Key) -> dict:
 
     return dict(key=key.name(), op=key.op, dims=key.dims, ab=key.a, out=key.out, eb=eb,
                 out_bytes=space.ELEM_BYTES[key.out], bm=key.tile_m, bn=key.tile_n, bk=key.tile_k,
-                stages=key.stages, threads=cfg.threads, warps_m=cfg.warps_m, warps_n=cfg.warps_n,
+                stages=key.stages, threads=cfg.threads, warps_m=cfg.warps_m, warps_n=cfg.warps_n, packs=packs_groups(key),
                 wm=cfg.wm, wn=cfg.wn, mi=cfg.mi, ni=cfg.ni, kstep=cfg.kstep, tf32=key.a == "tf32",
                 a=operand("a", cfg.a, key.tile_m), b=operand("b", cfg.b, key.tile_n),
                 smem_bytes=cfg.smem_bytes, table_bytes=ROW_INFO_BYTES,

@@ -46,6 +46,7 @@ FLAGS = {
     "GROUPED_SPLITS": "grouped problems may split their K loop too",
     "CHAINED": "waits for the stream's previous kernel (griddepcontrol): launched with programmatic serialization",
     "VERIFIED": "the GPU suite has executed kernels of this arch and family",
+    "PACKS_GROUPS": "gather fprop and dgrad: a CTA may take a pack of adjacent groups as one block-diagonal GEMM",
 }
 FLAG_BITS = {name: 1 << i for i, name in enumerate(FLAGS)}
 

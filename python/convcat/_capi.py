@@ -152,7 +152,8 @@ class Candidate(ctypes.Structure):
 class PlanInfo(ctypes.Structure):
     """convcat_plan_info"""
     _fields_ = [("index", ctypes.c_size_t), ("grid", ctypes.c_int), ("cluster", ctypes.c_int),
-                ("threads", ctypes.c_int), ("smem_bytes", ctypes.c_int), ("workspace_bytes", ctypes.c_size_t)]
+                ("threads", ctypes.c_int), ("smem_bytes", ctypes.c_int), ("workspace_bytes", ctypes.c_size_t),
+                ("groups_per_cta", ctypes.c_int)]
 
 
 class Tensors(ctypes.Structure):

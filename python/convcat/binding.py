@@ -447,6 +447,7 @@ class PlanInfo:
     threads: int
     smem_bytes: int
     workspace_bytes: int
+    groups_per_cta: int   # adjacent groups one CTA computes (gather packs of groups), else 1
 
 
 class Plan:
@@ -459,7 +460,7 @@ class Plan:
         lib.check(lib.cdll.convcat_plan_info_get(handle, buf), "convcat_plan_info_get")
         i = arr[0]
         self.info = PlanInfo(i.index, catalog.entries[i.index].key, i.grid, i.cluster, i.threads, i.smem_bytes,
-                             i.workspace_bytes)
+                             i.workspace_bytes, i.groups_per_cta)
 
     @property
     def key(self):

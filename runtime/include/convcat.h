@@ -262,6 +262,8 @@ typedef struct convcat_plan_info {
     int smem_bytes;
     size_t workspace_bytes;  /**< device scratch the caller passes to convcat_plan_run: split-K
                                   partial sums, tf32 dgrad's filter copy (0: none needed) */
+    int groups_per_cta;      /**< adjacent groups a CTA computes as one block-diagonal GEMM (gather
+                                  fprop and dgrad of grouped problems; otherwise 1) */
 } convcat_plan_info;
 
 /**
@@ -271,6 +273,10 @@ typedef struct convcat_plan_info {
  * The sm90a tile order (raster band: tile rows walked column by column, 1 =
  * N-tiles fastest) follows a rule of the problem's size; the environment
  * variable CONVCAT_RASTER_BAND=n (n >= 1) sets it for plans made after.
+ * Gather kernels run grouped fprop and dgrad either a group a CTA or packs
+ * of adjacent groups a CTA, as the time model prices faster;
+ * CONVCAT_GATHER_PACK=1 packs wherever the kernel can, =0 never (in plans
+ * and in the query's predicted times).
  */
 CONVCAT_API convcat_status convcat_plan_create(const convcat_catalog *catalog,
                                                const convcat_problem *problem, size_t index,

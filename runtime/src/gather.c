@@ -51,6 +51,11 @@ static const double TILE_SCALE[3] = {2.3, 2.0, 2.8};
  * waits on global memory's latency): on the H200, S3D's small 3D layers (26-108 CTAs of 64x32x32,
  * one an SM) ran 0.69-0.78 us a k-tile.  CTAs resident on one SM overlap their waits. */
 #define KTILE_LATENCY_US 0.7
+/* A packed tile's K step over an unpacked one's of the same bytes: its B zero-filled off the
+ * diagonal, its MMAs picked per step (H200, bf16: ResNeXt's and RegNet's 3x3 layers of c = 8..24
+ * ran 1.1-1.4x slower packed than one group a CTA where both fill their tiles; packed won where one
+ * group leaves the tile's N or K mostly empty, as in their stride-2 dgrad's phases, 1.3-3.9x). */
+#define PACKED_KTILE_SCALE 1.5
 #define SM_THREADS 2048
 #define SM_REGISTERS 65536
 #define SM_SMEM_BYTES (227 * 1024)
@@ -77,19 +82,36 @@ static int widest(const cvc_entry *e, int64_t run)
     return 1;
 }
 
-/* The contiguous runs of A and B (see the template: what a chunk may not cross). */
-static void runs(const cvc_entry *e, const cvc_view *v, int64_t *a, int64_t *b)
+/* The contiguous runs of A and B (see the template: what a chunk may not cross), with `pack`
+ * groups a CTA column: A runs over the pack's channels, B's rows only over a group's. */
+static void runs(const cvc_entry *e, const cvc_view *v, int pack, int64_t *a, int64_t *b)
 {
     /* x along c; in a patch convolution of one group, along a filter row's S taps x C (no tap
      * reaches past the image, and the taps of a row are adjacent pixels) */
     const int64_t x_run = v->patch && v->p.groups == 1 ? (int64_t)v->filt[2] * v->cg : v->cg;
     switch (e->k.op) {
-    case CONVCAT_FPROP: *a = x_run, *b = v->taps * v->cg; break;   /* x; w along T*R*S*c */
+    case CONVCAT_FPROP:   /* x; w along T*R*S*c (packed: a tap's c, the diagonal block's) */
+        *a = x_run * pack, *b = pack > 1 ? v->cg : v->taps * v->cg;
+        break;
     case CONVCAT_DGRAD:   /* dy along k; w along c (a patch dgrad: along T*R*S*c) */
-        *a = v->kg, *b = v->patch ? v->taps * v->cg : v->cg;
+        *a = (int64_t)v->kg * pack, *b = v->patch ? v->taps * v->cg : v->cg;
         break;
     default: *a = v->kg, *b = x_run;                               /* dy along k; x */
     }
+}
+
+/* Groups a CTA column packs (flag PACKS_GROUPS: fprop and a one-launch dgrad): the most that divide
+ * the groups and whose N columns (fprop k, dgrad c a group) fit the tile's N; 1 where fewer than 2. */
+static int pack_of(const cvc_entry *e, const cvc_view *v)
+{
+    if (!cvc_has(e, CVC_F_PACKS_GROUPS) || v->p.groups == 1 || e->k.op == CONVCAT_WGRAD ||
+        (e->k.op == CONVCAT_DGRAD && v->patch))
+        return 1;
+    const int n_group = e->k.op == CONVCAT_FPROP ? v->kg : v->cg, k_group = e->k.op == CONVCAT_FPROP ? v->cg : v->kg;
+    for (int g = e->k.tile_n / n_group; g >= 2; --g)
+        if (v->p.groups % g == 0 && v->taps * k_group * g + e->k.tile_k <= INT32_MAX)   /* K of the pack, 32-bit */
+            return g;
+    return 1;
 }
 
 convcat_status cvc_gather_rules(const cvc_entry *e, const cvc_view *v, char *why, size_t n)
@@ -149,6 +171,8 @@ static void wgrad_split(const cvc_entry *e, const cvc_view *v, int sms, int tile
 static void set_dividers(cvc_gather_params *g, int chan)
 {
     cvc_divider((uint32_t)chan, g->div_chan);
+    cvc_divider((uint32_t)g->gk, g->div_gk);
+    cvc_divider((uint32_t)g->gn, g->div_gn);
     for (int a = 0; a < 3; ++a) {
         cvc_divider((uint32_t)(g->taps[a] > 0 ? g->taps[a] : 1), g->div_taps[a]);
         cvc_divider((uint32_t)g->grid_ext[a], g->div_grid[a]);
@@ -156,8 +180,9 @@ static void set_dividers(cvc_gather_params *g, int chan)
 }
 
 /* The launches with fprop's or a one-launch dgrad's K loop in `slices` slices (wgrad: its own
- * split; the phases of a strided dgrad: none). */
-static convcat_status launches_with(const cvc_entry *e, const cvc_view *v, int sms, int slices, cvc_launches *out)
+ * split; the phases of a strided dgrad: none) and `pack` groups a CTA column (pack_of, or 1). */
+static convcat_status launches_with(const cvc_entry *e, const cvc_view *v, int sms, int slices, int pack,
+                                    cvc_launches *out)
 {
     const convcat_problem *p = &v->p;
     const cvc_key *k = &e->k;
@@ -168,9 +193,11 @@ static convcat_status launches_with(const cvc_entry *e, const cvc_view *v, int s
         return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory planning %d launches", count);
     out->count = count;
     int64_t run_a, run_b;
-    runs(e, v, &run_a, &run_b);
+    runs(e, v, pack, &run_a, &run_b);
     cvc_gather_params base = {0};
-    base.groups = p->groups, base.cg = v->cg, base.kg = v->kg, base.n = p->n;
+    /* a pack of groups is one group of pack * c channels and pack * k filters, B block diagonal */
+    base.groups = p->groups / pack, base.cg = v->cg * pack, base.kg = v->kg * pack, base.n = p->n;
+    base.packed = pack > 1, base.wc = v->cg;
     base.vec_a = widest(e, run_a), base.vec_b = widest(e, run_b);
     base.taps_total = (int32_t)v->taps;
     base.splits = 1;
@@ -196,6 +223,7 @@ static convcat_status launches_with(const cvc_entry *e, const cvc_view *v, int s
             g.src_c = p->k;
             g.gemm_m = (int32_t)v->pixels, g.gemm_n = (int32_t)(v->taps * v->cg), g.gemm_k = v->kg;
             g.ldy = p->c;
+            g.gk = g.kg, g.gn = g.gemm_n;
             set_dividers(&g, v->kg);
         } else if (k->op == CONVCAT_DGRAD) {
             cvc_dgrad_phase ph;
@@ -218,9 +246,10 @@ static convcat_status launches_with(const cvc_entry *e, const cvc_view *v, int s
                 taps *= x->taps;
             }
             g.src_c = p->k;
-            g.gemm_m = (int32_t)pix, g.gemm_n = v->cg, g.gemm_k = (int32_t)(taps * v->kg);
+            g.gemm_m = (int32_t)pix, g.gemm_n = g.cg, g.gemm_k = (int32_t)(taps * g.kg);
             g.ldy = p->c;
-            set_dividers(&g, v->kg);
+            g.gk = pack > 1 ? v->kg : g.kg, g.gn = pack > 1 ? v->cg : g.gemm_n;
+            set_dividers(&g, g.kg);
         } else {
             for (int a = 0; a < 3; ++a) {
                 g.src_ext[a] = v->in[a];
@@ -232,14 +261,16 @@ static convcat_status launches_with(const cvc_entry *e, const cvc_view *v, int s
             }
             g.src_c = p->c;
             if (k->op == CONVCAT_FPROP) {
-                g.gemm_m = (int32_t)v->pixels, g.gemm_n = v->kg, g.gemm_k = (int32_t)(v->taps * v->cg);
+                g.gemm_m = (int32_t)v->pixels, g.gemm_n = g.kg, g.gemm_k = (int32_t)(v->taps * g.cg);
                 g.ldy = p->k;
+                g.gk = pack > 1 ? v->cg : g.cg, g.gn = pack > 1 ? v->kg : g.gemm_n;
             } else {
                 g.gemm_m = v->kg, g.gemm_n = (int32_t)(v->taps * v->cg), g.gemm_k = (int32_t)v->pixels;
                 g.ldy = v->taps * v->cg;
                 g.out_elems = (int64_t)p->k * g.ldy;
+                g.gk = g.cg, g.gn = g.gemm_n;
             }
-            set_dividers(&g, v->cg);
+            set_dividers(&g, g.cg);
         }
         g.tiles_m = (int32_t)cvc_ceil_div(g.gemm_m, k->tile_m);
         g.tiles_n = (int32_t)cvc_ceil_div(g.gemm_n, k->tile_n);
@@ -284,10 +315,13 @@ static double launches_us(const cvc_entry *e, const cvc_view *v, int sms, const 
         const cvc_gather_params *g = &ls->l[i].u.g;
         const int64_t ktiles = cvc_ceil_div(g->split_k, k->tile_k);
         const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / (PEAK_FLOP_PER_SM_US * MMA_RATE);
+        /* packed groups: B's chunks off the diagonal blocks are zero-filled, not read */
+        const double b_share = g->packed ? (double)g->wc / g->cg : 1.0;
         const double load_us = ((double)k->tile_m * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_a * eb)) +
-                                (double)k->tile_n * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_b * eb))) /
+                                b_share * k->tile_n * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_b * eb))) /
                                fmin(1.0, warps / LOAD_WARPS);
-        const double tile_us = (double)ktiles * fmax(mma_us, load_us) + TILE_FIXED_US;
+        const double tile_us = (double)ktiles * fmax(mma_us, load_us) * (g->packed ? PACKED_KTILE_SCALE : 1.0) +
+                               TILE_FIXED_US;
         /* the SM's tiles one after the other at the rates, or its resident CTAs' K steps at the latency */
         const double rate_us = (double)cvc_ceil_div(ls->l[i].grid, sms) * tile_us * TILE_SCALE[k->op];
         const double wait_us = (double)cvc_ceil_div(ls->l[i].grid, (int64_t)sms * resident_ctas(e)) *
@@ -305,22 +339,40 @@ static double launches_us(const cvc_entry *e, const cvc_view *v, int sms, const 
     return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + reduce_us + FIRST_LAUNCH_US;
 }
 
-/* The kernel's launches for the problem and (us, may be NULL) their modelled time.  fprop and a
- * one-launch dgrad take the slices of the K loop the model prices fastest: one, or more only where
- * they win clearly. */
-static convcat_status plan_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out, double *us)
+/* The kernel's launches for the problem and (us, may be NULL) their modelled time.  Grouped fprop
+ * and dgrad take packed groups (pack_of) where the model prices them faster than one group a CTA
+ * (`packing` 1: wherever they can, 0: never); fprop and a one-launch dgrad take the slices of the K
+ * loop the model prices fastest: one, or more only where they win clearly. */
+static convcat_status plan_launches(const cvc_entry *e, const cvc_view *v, int sms, int packing, cvc_launches *out,
+                                    double *us)
 {
-    const convcat_status st = launches_with(e, v, sms, 1, out);
+    int pack = packing == 0 ? 1 : pack_of(e, v);
+    convcat_status st = launches_with(e, v, sms, 1, 1, out);
     if (st != CONVCAT_OK || sms <= 0)
         return st;
+    double best_us = launches_us(e, v, sms, out);
+    if (pack > 1) {
+        cvc_launches ls;
+        if ((st = launches_with(e, v, sms, 1, pack, &ls)) != CONVCAT_OK) {
+            free(out->l);
+            return st;
+        }
+        const double t = launches_us(e, v, sms, &ls);
+        if (t < best_us || packing == 1) {
+            free(out->l);
+            *out = ls, best_us = t;
+        } else {
+            free(ls.l);
+            pack = 1;
+        }
+    }
     /* one launch (not a strided dgrad's phases) whose tiles leave resident CTAs idle */
     const bool splits = e->k.op != CONVCAT_WGRAD && out->count == 1 &&
                         (int64_t)out->l[0].grid < (int64_t)sms * resident_ctas(e);
     const int64_t kt = splits ? cvc_ceil_div(out->l[0].u.g.gemm_k, e->k.tile_k) : 0;
-    double best_us = us || splits ? launches_us(e, v, sms, out) : 0.0;
     for (int s = 2; splits && s <= MAX_SLICES && kt / s >= MIN_SLICE_KTILES; s *= 2) {
         cvc_launches ls;
-        if (launches_with(e, v, sms, s, &ls) != CONVCAT_OK)
+        if (launches_with(e, v, sms, s, pack, &ls) != CONVCAT_OK)
             break;
         const double t = launches_us(e, v, sms, &ls);
         if (t < best_us * 0.9) {
@@ -335,16 +387,24 @@ static convcat_status plan_launches(const cvc_entry *e, const cvc_view *v, int s
     return CONVCAT_OK;
 }
 
+/* CONVCAT_GATHER_PACK=1 packs groups wherever a kernel can, =0 never (plans and the query's prices;
+ * the GPU suite runs both ways); unset (-1), the model decides. */
+static int packing_override(void)
+{
+    const char *env = getenv("CONVCAT_GATHER_PACK");
+    return env && (env[0] == '0' || env[0] == '1') && !env[1] ? env[0] - '0' : -1;
+}
+
 convcat_status cvc_gather_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
 {
-    return plan_launches(e, v, sms, out, NULL);
+    return plan_launches(e, v, sms, packing_override(), out, NULL);
 }
 
 double cvc_gather_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
 {
     cvc_launches ls;
     double us;
-    if (sms <= 0 || plan_launches(e, v, sms, &ls, &us) != CONVCAT_OK)
+    if (sms <= 0 || plan_launches(e, v, sms, packing_override(), &ls, &us) != CONVCAT_OK)
         return INFINITY;
     free(ls.l);
     return us;

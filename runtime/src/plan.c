@@ -445,7 +445,9 @@ convcat_status convcat_plan_info_get(const convcat_plan *pl, convcat_plan_info *
         return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_plan_info_get: NULL argument");
     *info = (convcat_plan_info){.index = pl->index, .grid = pl->grid, .cluster = pl->cluster,
                                 .threads = pl->e->threads, .smem_bytes = pl->e->smem_bytes,
-                                .workspace_bytes = pl->workspace_bytes};
+                                .workspace_bytes = pl->workspace_bytes, .groups_per_cta = 1};
+    if (pl->e->family == CVC_FAMILY_GATHER && pl->pointer.count > 0)
+        info->groups_per_cta = pl->problem.groups / pl->pointer.l[0].u.g.groups;
     return CONVCAT_OK;
 }
 

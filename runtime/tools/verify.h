@@ -27,6 +27,7 @@ typedef struct cvc_verify {
     long long outliers;  /* outputs with |y - ref| over their element bound */
     double worst;        /* the largest |y - ref| / element bound (over 1: an outlier) */
     size_t workspace_bytes; /* the plan's workspace, allocated and passed */
+    int groups_per_cta;  /* the plan's (convcat_plan_info): gather packs of groups */
     int passed;          /* rel_err <= tolerance, no non-finite output, no outlier */
 } cvc_verify;
 

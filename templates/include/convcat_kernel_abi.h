@@ -41,6 +41,9 @@
  * ABI 12: cvc_direct_params gains `cg` (direct fprop and dgrad of groups of c = k channels); a
  * runtime of ABI 11 would pass a parameter block without it.
  *
+ * ABI 13: cvc_gather_params gains the packed-group fields (packed, wc, gk, gn and their
+ * dividers); a runtime of ABI 12 would leave them zero, and the kernels divide by them.
+ *
  * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) take two more
  * parameters after p, the A and B maps of the fallback cluster shape
  * (const __grid_constant__ CUtensorMap tmap_a_fb, tmap_b_fb), read when the
@@ -53,7 +56,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 12
+#define CONVCAT_KERNEL_ABI 13
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
@@ -151,6 +154,14 @@ typedef struct cvc_gather_params {
     uint32_t div_chan[2];             /* dividers (cvc_divider): the K loop's channel run (c; dgrad k), */
     uint32_t div_taps[3][2];          /* its taps per axis, */
     uint32_t div_grid[3][2];          /* the grid's extents */
+    /* Packed groups (fprop and one-launch dgrad, flag PACKS_GROUPS): groups, cg and kg above are those
+     * of packs of adjacent groups, one pack a CTA column, the GEMM's K and N running over the pack's
+     * channels and filters; B is block diagonal (a filter meets the channels of its own group only). */
+    int32_t packed;                   /* 1: packs of several groups; 0: one group (gk, gn span K's run and N) */
+    int32_t wc;                       /* channels of one filter: the problem's C / groups */
+    int32_t gk, gn;                   /* a group's width along K's channel run and along N: fprop c and k,
+                                       * dgrad k and c (unpacked: the whole run and N, one group) */
+    uint32_t div_gk[2], div_gn[2];    /* their dividers */
 } cvc_gather_params;
 
 /* ---- the direct family (templates/direct_conv.cu.j2) ----------------------------------
