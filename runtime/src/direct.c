@@ -479,7 +479,11 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
         compute_us = (instr * STAGED_INSTR_US + vecs * STAGED_STORE_US + copies * STAGED_COPY_US +
                       block_count * STAGED_BLOCK_US) / sms;
     } else {
-        compute_us *= COMPUTE_SCALE[e->k.op];
+        /* unit-stride dgrad of groups of c > 1 runs fprop's code on the filter turned around (and ran
+         * at fprop's rate: ResNeXt's c = 8 layers, H200), where COMPUTE_SCALE's dgrad figure is of
+         * depthwise rows */
+        const int as = e->k.op == CONVCAT_DGRAD && v->cg > 1 && !v->strided ? CONVCAT_FPROP : e->k.op;
+        compute_us *= COMPUTE_SCALE[as];
         if (fast && vector && v->cg == 1 && v->kg == 1) {
             const int c = e->k.op == CONVCAT_DGRAD ? 2 : v->strided;
             compute_us = (outputs * taps * DEPTHWISE_FMA_US[c] + outputs / e->block_vec * DEPTHWISE_OUT_US[c]) *
