@@ -37,7 +37,7 @@ echo "prefix $prefix (under $dest), catalog $catalog"
 [ -f "$catalog" ] || { echo "FAIL: pkg-config's catalog variable names $catalog, not installed"; exit 1; }
 [ -f "$root/share/doc/convcat/LICENSE" ] || { echo "FAIL: no LICENSE installed"; exit 1; }
 grep -q "BSD 3-Clause" "$root/share/doc/convcat/LICENSE"
-[ -L "$libdir/libconvcat.so.1" ] || { echo "FAIL: no libconvcat.so.1 in $libdir"; exit 1; }
+[ -L "$libdir/libconvcat.so.2" ] || { echo "FAIL: no libconvcat.so.2 in $libdir"; exit 1; }
 
 echo "== pkg-config"
 mkdir "$work/pc"
@@ -49,7 +49,7 @@ echo "pkg-config --cflags --libs convcat: $flags"
 LD_LIBRARY_PATH=$libdir "$work/pc/consumer" "$catalog"
 soname=$(LD_LIBRARY_PATH=$libdir ldd "$work/pc/consumer" | awk '/libconvcat/ {print $1}')
 echo "links $soname"
-[ "$soname" = "libconvcat.so.1" ] || { echo "FAIL: the program needs $soname, not libconvcat.so.1"; exit 1; }
+[ "$soname" = "libconvcat.so.2" ] || { echo "FAIL: the program needs $soname, not libconvcat.so.2"; exit 1; }
 
 echo "== CMake find_package(convcat)"
 mkdir "$work/cm"
