@@ -180,11 +180,16 @@ static bool staged(const cvc_entry *e)
 }
 
 /* A staged kernel's input tile: the block's rows and columns with the filter's reach (unit W
- * dilation), in pixels; and one stage's bytes (128-byte aligned, as the kernel lays them out). */
+ * dilation), in pixels; where the output is smaller than a block (7 x 7 images on 8 x 8 blocks),
+ * only its rows, and its columns in whole strips (a thread reads its strip's window whole; rows and
+ * strips past the output are not read): less shared memory a CTA, more CTAs an SM. */
 static void staged_tile(const cvc_entry *e, const shape *s, const cvc_view *v, int *rows, int *cols)
 {
-    *rows = (int)((int64_t)(e->k.tile_m - 1) * s->stride[1] + v->reach[1] + 1);
-    *cols = (int)((int64_t)(e->k.tile_n - 1) * s->stride[2] + v->reach[2] + 1);
+    const int strip = e->block_strip > 0 ? e->block_strip : 1;
+    const int64_t out_rows = s->out_ext[1] < e->k.tile_m ? s->out_ext[1] : e->k.tile_m;
+    const int64_t out_cols = s->out_ext[2] < e->k.tile_n ? cvc_ceil_div(s->out_ext[2], strip) * strip : e->k.tile_n;
+    *rows = (int)((out_rows - 1) * s->stride[1] + v->reach[1] + 1);
+    *cols = (int)(((out_cols < e->k.tile_n ? out_cols : e->k.tile_n) - 1) * s->stride[2] + v->reach[2] + 1);
 }
 
 static int64_t round128(int64_t b)
