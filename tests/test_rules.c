@@ -1379,6 +1379,24 @@ static void test_direct_staged_rules(void)
     CU_ASSERT_TRUE((int64_t)dp->slices * dp->blocks_per_slice >= (int64_t)p.n * dp->blocks[1] * dp->blocks[2]);
     CU_ASSERT_TRUE(ls.l[0].grid <= 132u * 32u);
     free(ls.l);
+    /* An output smaller than a block: the tile covers its 7 rows and its 7 columns in whole strips
+     * of 4 (3x3 stride 2 on 14 x 14: 15 x 17 pixels, not the block's 17 x 33). */
+    p.h = p.w = 14, p.r = p.s = 3, p.stride[1] = p.stride[2] = 2;
+    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1;
+    CU_ASSERT_EQUAL_FATAL(f.block_strip, 4);
+    CU_ASSERT_EQUAL_FATAL(cvc_direct_launches(&f, unit_view(&p), 132, &ls), CONVCAT_OK);
+    dp = &ls.l[0].u.d;
+    CU_ASSERT_TRUE(dp->tile_ext[1] == 15 && dp->tile_ext[2] == 17);
+    CU_ASSERT_EQUAL(ls.l[0].smem, 1152 + 2 * 20480);   /* 9 taps x 32 x 4; 15 x 17 x 80 to 128 bytes */
+    free(ls.l);
+    /* unit-stride dgrad, 5 x 5 dx on the 8 x 8 block: 5 + 2 rows, 2 strips + 2 columns */
+    convcat_problem q = unit_problem(CONVCAT_DGRAD, 2, CONVCAT_F16, CONVCAT_F16);
+    q.n = 2, q.h = q.w = 5, q.c = q.k = q.groups = 96, q.r = q.s = 3;
+    q.pad_lo[1] = q.pad_lo[2] = q.pad_hi[1] = q.pad_hi[2] = 1;
+    ACCEPT(d, q);
+    CU_ASSERT_EQUAL_FATAL(cvc_direct_launches(&d, unit_view(&q), 132, &ls), CONVCAT_OK);
+    CU_ASSERT_TRUE(ls.l[0].u.d.tile_ext[1] == 7 && ls.l[0].u.d.tile_ext[2] == 10);
+    free(ls.l);
 }
 
 /* Staged wgrad (depthwise, 2D): filter rows of 3, 5, 7 taps at W stride 1 or 2 (W dilation 1), any H
