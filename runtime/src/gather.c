@@ -83,16 +83,14 @@ static int widest(const cvc_entry *e, int64_t run)
 }
 
 /* The contiguous runs of A and B (see the template: what a chunk may not cross), with `pack`
- * groups a CTA column: A runs over the pack's channels, B's rows only over a group's. */
+ * groups a CTA column (dgrad): A runs over the pack's filters, B's rows over a group's channels. */
 static void runs(const cvc_entry *e, const cvc_view *v, int pack, int64_t *a, int64_t *b)
 {
     /* x along c; in a patch convolution of one group, along a filter row's S taps x C (no tap
      * reaches past the image, and the taps of a row are adjacent pixels) */
     const int64_t x_run = v->patch && v->p.groups == 1 ? (int64_t)v->filt[2] * v->cg : v->cg;
     switch (e->k.op) {
-    case CONVCAT_FPROP:   /* x; w along T*R*S*c (packed: a tap's c, the diagonal block's) */
-        *a = x_run * pack, *b = pack > 1 ? v->cg : v->taps * v->cg;
-        break;
+    case CONVCAT_FPROP: *a = x_run, *b = v->taps * v->cg; break;   /* x; w along T*R*S*c */
     case CONVCAT_DGRAD:   /* dy along k; w along c (a patch dgrad: along T*R*S*c) */
         *a = (int64_t)v->kg * pack, *b = v->patch ? v->taps * v->cg : v->cg;
         break;
@@ -100,16 +98,14 @@ static void runs(const cvc_entry *e, const cvc_view *v, int pack, int64_t *a, in
     }
 }
 
-/* Groups a CTA column packs (flag PACKS_GROUPS: fprop and a one-launch dgrad): the most that divide
- * the groups and whose N columns (fprop k, dgrad c a group) fit the tile's N; 1 where fewer than 2. */
+/* Groups a CTA column packs (dgrad kernels of flag PACKS_GROUPS, not a patch dgrad): the most that
+ * divide the groups and whose N columns (c a group) fit the tile's N; 1 where fewer than 2. */
 static int pack_of(const cvc_entry *e, const cvc_view *v)
 {
-    if (!cvc_has(e, CVC_F_PACKS_GROUPS) || v->p.groups == 1 || e->k.op == CONVCAT_WGRAD ||
-        (e->k.op == CONVCAT_DGRAD && v->patch))
+    if (!cvc_has(e, CVC_F_PACKS_GROUPS) || v->p.groups == 1 || e->k.op != CONVCAT_DGRAD || v->patch)
         return 1;
-    const int n_group = e->k.op == CONVCAT_FPROP ? v->kg : v->cg, k_group = e->k.op == CONVCAT_FPROP ? v->cg : v->kg;
-    for (int g = e->k.tile_n / n_group; g >= 2; --g)
-        if (v->p.groups % g == 0 && v->taps * k_group * g + e->k.tile_k <= INT32_MAX)   /* K of the pack, 32-bit */
+    for (int g = e->k.tile_n / v->cg; g >= 2; --g)
+        if (v->p.groups % g == 0 && v->taps * v->kg * g + e->k.tile_k <= INT32_MAX)   /* K of the pack, 32-bit */
             return g;
     return 1;
 }
@@ -180,7 +176,7 @@ static void set_dividers(cvc_gather_params *g, int chan)
 }
 
 /* The launches with fprop's or a one-launch dgrad's K loop in `slices` slices (wgrad: its own
- * split; the phases of a strided dgrad: none) and `pack` groups a CTA column (pack_of, or 1). */
+ * split; the phases of a strided dgrad: none) and `pack` groups a CTA column (dgrad: pack_of, or 1). */
 static convcat_status launches_with(const cvc_entry *e, const cvc_view *v, int sms, int slices, int pack,
                                     cvc_launches *out)
 {
@@ -263,7 +259,7 @@ static convcat_status launches_with(const cvc_entry *e, const cvc_view *v, int s
             if (k->op == CONVCAT_FPROP) {
                 g.gemm_m = (int32_t)v->pixels, g.gemm_n = g.kg, g.gemm_k = (int32_t)(v->taps * g.cg);
                 g.ldy = p->k;
-                g.gk = pack > 1 ? v->cg : g.cg, g.gn = pack > 1 ? v->kg : g.gemm_n;
+                g.gk = g.cg, g.gn = g.gemm_n;
             } else {
                 g.gemm_m = v->kg, g.gemm_n = (int32_t)(v->taps * v->cg), g.gemm_k = (int32_t)v->pixels;
                 g.ldy = v->taps * v->cg;
@@ -339,8 +335,8 @@ static double launches_us(const cvc_entry *e, const cvc_view *v, int sms, const 
     return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + reduce_us + FIRST_LAUNCH_US;
 }
 
-/* The kernel's launches for the problem and (us, may be NULL) their modelled time.  Grouped fprop
- * and dgrad take packed groups (pack_of) where the model prices them faster than one group a CTA
+/* The kernel's launches for the problem and (us, may be NULL) their modelled time.  Grouped dgrad
+ * takes packed groups (pack_of) where the model prices them faster than one group a CTA
  * (`packing` 1: wherever they can, 0: never); fprop and a one-launch dgrad take the slices of the K
  * loop the model prices fastest: one, or more only where they win clearly. */
 static convcat_status plan_launches(const cvc_entry *e, const cvc_view *v, int sms, int packing, cvc_launches *out,

@@ -154,9 +154,9 @@ typedef struct cvc_gather_params {
     uint32_t div_chan[2];             /* dividers (cvc_divider): the K loop's channel run (c; dgrad k), */
     uint32_t div_taps[3][2];          /* its taps per axis, */
     uint32_t div_grid[3][2];          /* the grid's extents */
-    /* Packed groups (fprop and one-launch dgrad, flag PACKS_GROUPS): groups, cg and kg above are those
-     * of packs of adjacent groups, one pack a CTA column, the GEMM's K and N running over the pack's
-     * channels and filters; B is block diagonal (a filter meets the channels of its own group only). */
+    /* Packed groups (dgrad kernels of flag PACKS_GROUPS): groups, cg and kg above are those of packs
+     * of adjacent groups, one pack a CTA column, the GEMM's K and N running over the pack's filters
+     * and channels; B is block diagonal (a filter meets the channels of its own group only). */
     int32_t packed;                   /* 1: packs of several groups; 0: one group (gk, gn span K's run and N) */
     int32_t wc;                       /* channels of one filter: the problem's C / groups */
     int32_t gk, gn;                   /* a group's width along K's channel run and along N: fprop c and k,
