@@ -164,8 +164,12 @@ static void wgrad_split(const cvc_entry *e, const cvc_view *v, int sms, int tile
     *splits = (int)cvc_ceil_div(v->pixels, per);
 }
 
-static void set_dividers(cvc_gather_params *g, int chan)
+/* The dividers of the K loop's channel run `chan` (c; dgrad k: of a pack of `pack` groups), of the
+ * taps and of the grid; and the group widths along that run and along N (gemm_n, set before): a
+ * pack's group's, or, unpacked, the whole run and N (one group). */
+static void set_dividers(cvc_gather_params *g, int chan, int pack)
 {
+    g->gk = chan / pack, g->gn = g->gemm_n / pack;
     cvc_divider((uint32_t)chan, g->div_chan);
     cvc_divider((uint32_t)g->gk, g->div_gk);
     cvc_divider((uint32_t)g->gn, g->div_gn);
@@ -219,8 +223,7 @@ static convcat_status launches_with(const cvc_entry *e, const cvc_view *v, int s
             g.src_c = p->k;
             g.gemm_m = (int32_t)v->pixels, g.gemm_n = (int32_t)(v->taps * v->cg), g.gemm_k = v->kg;
             g.ldy = p->c;
-            g.gk = g.kg, g.gn = g.gemm_n;
-            set_dividers(&g, v->kg);
+            set_dividers(&g, v->kg, 1);
         } else if (k->op == CONVCAT_DGRAD) {
             cvc_dgrad_phase ph;
             cvc_dgrad_phase_at(v, i, &ph);
@@ -244,8 +247,7 @@ static convcat_status launches_with(const cvc_entry *e, const cvc_view *v, int s
             g.src_c = p->k;
             g.gemm_m = (int32_t)pix, g.gemm_n = g.cg, g.gemm_k = (int32_t)(taps * g.kg);
             g.ldy = p->c;
-            g.gk = pack > 1 ? v->kg : g.kg, g.gn = pack > 1 ? v->cg : g.gemm_n;
-            set_dividers(&g, g.kg);
+            set_dividers(&g, g.kg, pack);
         } else {
             for (int a = 0; a < 3; ++a) {
                 g.src_ext[a] = v->in[a];
@@ -259,14 +261,12 @@ static convcat_status launches_with(const cvc_entry *e, const cvc_view *v, int s
             if (k->op == CONVCAT_FPROP) {
                 g.gemm_m = (int32_t)v->pixels, g.gemm_n = g.kg, g.gemm_k = (int32_t)(v->taps * g.cg);
                 g.ldy = p->k;
-                g.gk = g.cg, g.gn = g.gemm_n;
             } else {
                 g.gemm_m = v->kg, g.gemm_n = (int32_t)(v->taps * v->cg), g.gemm_k = (int32_t)v->pixels;
                 g.ldy = v->taps * v->cg;
                 g.out_elems = (int64_t)p->k * g.ldy;
-                g.gk = g.cg, g.gn = g.gemm_n;
             }
-            set_dividers(&g, g.cg);
+            set_dividers(&g, g.cg, pack);
         }
         g.tiles_m = (int32_t)cvc_ceil_div(g.gemm_m, k->tile_m);
         g.tiles_n = (int32_t)cvc_ceil_div(g.gemm_n, k->tile_n);
