@@ -186,10 +186,11 @@ static bool staged(const cvc_entry *e)
 static void staged_tile(const cvc_entry *e, const shape *s, const cvc_view *v, int *rows, int *cols)
 {
     const int strip = e->block_strip > 0 ? e->block_strip : 1;
+    const int64_t strips = cvc_ceil_div(s->out_ext[2], strip) * strip;
     const int64_t out_rows = s->out_ext[1] < e->k.tile_m ? s->out_ext[1] : e->k.tile_m;
-    const int64_t out_cols = s->out_ext[2] < e->k.tile_n ? cvc_ceil_div(s->out_ext[2], strip) * strip : e->k.tile_n;
+    const int64_t out_cols = strips < e->k.tile_n ? strips : e->k.tile_n;
     *rows = (int)((out_rows - 1) * s->stride[1] + v->reach[1] + 1);
-    *cols = (int)(((out_cols < e->k.tile_n ? out_cols : e->k.tile_n) - 1) * s->stride[2] + v->reach[2] + 1);
+    *cols = (int)((out_cols - 1) * s->stride[2] + v->reach[2] + 1);
 }
 
 static int64_t round128(int64_t b)
