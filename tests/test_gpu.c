@@ -714,7 +714,7 @@ static long long chained_runs;  /* fprop pairs run back to back, the second read
 static long long grouped_runs, grouped_by_design;   /* grouped wgrad: run, refused by kernels not made for it */
 static long long family_runs[4];     /* problems run per kernel family (CONVCAT_FAMILY_*) */
 static long long gather_split_runs;  /* gather fprop and dgrad runs whose plan split K (a workspace) */
-static long long gather_packed_runs; /* gather fprop and dgrad runs whose plan packed groups a CTA */
+static long long gather_packed_runs; /* gather runs whose plan packed groups a CTA (dgrad kernels of PACKS_GROUPS) */
 static long long direct_by_design;   /* depthwise problems a direct kernel's tile or thread budget refuses */
 /* [op][dims - 1][A type][problem]: a direct kernel of that op, dims and type ran the depthwise problem
  * (and passed); and which (op, dims, type) have direct kernels.  Every depthwise problem must have

@@ -484,6 +484,15 @@ static void test_prediction_model_is_sane(void)
 
 /* For every 2D fprop kernel of schedule `first` whose twin (the same key, schedule `second`) is in
  * the catalog: the model prices it below the twin on p (in the pair's data type).  The pairs seen. */
+/* Where entry `index` ranks among a query's `ok` runnable rows (SIZE_MAX: not among them). */
+static size_t rank_of(const convcat_candidate *rows, size_t ok, size_t index)
+{
+    for (size_t j = 0; j < ok; ++j)
+        if (rows[j].index == index)
+            return j;
+    return SIZE_MAX;
+}
+
 static int ranked_twins(convcat_problem p, convcat_schedule first, convcat_schedule second)
 {
     int pairs = 0;
@@ -660,12 +669,9 @@ static void test_gather_ranks_the_resident_tile_first_on_the_stem(void)
     p.a_type = p.b_type = p.out_type = CONVCAT_BF16;
     p.n = 64, p.h = p.w = 224, p.c = 3, p.k = 32, p.r = p.s = 3;
     p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1, p.stride[1] = p.stride[2] = 2;
-    size_t count, ok, at_small = SIZE_MAX, at_large = SIZE_MAX;
+    size_t count, ok;
     UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_SM90A, 132, rows, total, &count, &ok), CONVCAT_OK);
-    for (size_t j = 0; j < ok; ++j) {
-        at_small = rows[j].index == small ? j : at_small;
-        at_large = rows[j].index == large ? j : at_large;
-    }
+    const size_t at_small = rank_of(rows, ok, small), at_large = rank_of(rows, ok, large);
     CU_ASSERT_TRUE(at_small != SIZE_MAX && at_large != SIZE_MAX);
     CU_ASSERT_TRUE(at_small < at_large);
     free(rows);
@@ -722,12 +728,9 @@ static void test_depthwise_ranks_64_byte_channel_blocks_first(void)
             p.a_type = p.b_type = p.out_type = CONVCAT_BF16;
             p.n = 32, p.h = p.w = 56, p.c = p.k = p.groups = c;
             p.r = p.s = 3, p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1;
-            size_t count, ok, at_wide = SIZE_MAX, at_narrow = SIZE_MAX;
+            size_t count, ok;
             UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_SM90A, 132, rows, total, &count, &ok), CONVCAT_OK);
-            for (size_t j = 0; j < ok; ++j) {
-                at_wide = rows[j].index == wide ? j : at_wide;
-                at_narrow = rows[j].index == narrow ? j : at_narrow;
-            }
+            const size_t at_wide = rank_of(rows, ok, wide), at_narrow = rank_of(rows, ok, narrow);
             CU_ASSERT_TRUE(at_wide != SIZE_MAX && at_narrow != SIZE_MAX);
             if (c == 96 ? at_wide > at_narrow : at_narrow > at_wide)
                 printf("\n    %d channels: %s at rank %zu, %s at %zu", c, pairs[i][0], at_wide, pairs[i][1], at_narrow);
