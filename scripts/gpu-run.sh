@@ -13,13 +13,16 @@
 #   check     every row of the bench problem files on the heuristic's pick, checked against cuDNN
 #             (bench/bench.py --check; needs PyTorch)
 #   bench     one bench/bench.py run, convcat against cuDNN (needs PyTorch)
+#   compare   the same bench/bench.py run on the base build (.gpu/base, gpu-stage.sh's second
+#             build directory), then on this one, and bench/classes.py's tables of both: a
+#             change's before and after in one call, each against cuDNN of its own process
 # Logs and results go to $OUT (default /tmp/convcat-out); the last lines printed are a summary.
-#   scripts/gpu-run.sh [suite] [property] [multigpu] [ddp] [sanitize] [check] [bench]
+#   scripts/gpu-run.sh [suite] [property] [multigpu] [ddp] [sanitize] [check] [bench] [compare]
 #   (default: suite sanitize)
 # Environment: SUITE_MATCH (test_gpu --match), SUITE_SEED (--seed), SUITE_TIMEOUT; PROPERTY_COUNT,
 # PROPERTY_SEED, PROPERTY_TIMEOUT; MULTIGPU_ROUNDS; DDP_STEPS, DDP_BATCH (global), DDP_NET;
 # CHECK_FILES, CHECK_DTYPES, CHECK_TIMEOUT; BENCH_FILE, BENCH_OPS, BENCH_DTYPES, BENCH_ARGS,
-# BENCH_TAG, BENCH_TIMEOUT.
+# BENCH_TAG, BENCH_TIMEOUT (bench and compare, each run).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/convcat-out}; mkdir -p "$out"
@@ -137,11 +140,26 @@ if [[ $what == *check* ]]; then
     grep -E "FAIL|skipped" "$out/check.txt" | head -30
     summary+=("check (rc $rc): $(grep -c ' ok ' "$out/check.txt") ok, $(grep -c 'FAIL' "$out/check.txt") FAIL, $(grep -c 'skipped' "$out/check.txt") skipped")
 fi
-if [[ $what == *bench* ]]; then
+bench() {   # lib catalog tag
     PYTHONUNBUFFERED=1 timeout "${BENCH_TIMEOUT:-500}" python3 bench/bench.py "${BENCH_FILE:-bench/layers.txt}" \
-        --ops "${BENCH_OPS:-fprop}" --dtypes "${BENCH_DTYPES:-bf16,fp16}" ${BENCH_ARGS:-} --lib .gpu/lib/libconvcat.so \
-        --catalog .gpu/convcat.catalog --json "$out/bench${BENCH_TAG:-}.json" > "$out/bench${BENCH_TAG:-}.txt" 2>&1
-    summary+=("bench ${BENCH_FILE:-layers} rc $?")
-    grep -A8 "^geomean" "$out/bench${BENCH_TAG:-}.txt"
+        --ops "${BENCH_OPS:-fprop}" --dtypes "${BENCH_DTYPES:-bf16,fp16}" ${BENCH_ARGS:-} --lib "$1" \
+        --catalog "$2" --json "$out/bench$3.json" > "$out/bench$3.txt" 2>&1
+    summary+=("bench$3 ${BENCH_FILE:-layers} rc $?")
+    grep -A8 "^geomean" "$out/bench$3.txt"
+}
+if [[ $what == *bench* ]]; then
+    bench .gpu/lib/libconvcat.so .gpu/convcat.catalog "${BENCH_TAG:-}"
+fi
+if [[ $what == *compare* ]]; then
+    if [ ! -f .gpu/base/convcat.catalog.xz ] && [ ! -f .gpu/base/convcat.catalog ]; then
+        summary+=("compare: no base build in .gpu/base (scripts/gpu-stage.sh BUILD_DIR BASE_BUILD_DIR)")
+    else
+        [ -f .gpu/base/convcat.catalog ] || xz -dk .gpu/base/convcat.catalog.xz
+        bench .gpu/base/lib/libconvcat.so .gpu/base/convcat.catalog "${BENCH_TAG:-}-base"
+        bench .gpu/lib/libconvcat.so .gpu/convcat.catalog "${BENCH_TAG:-}-new"
+        for v in base new; do
+            echo "== $v"; python3 bench/classes.py "$out/bench${BENCH_TAG:-}-$v.json" | tee "$out/classes${BENCH_TAG:-}-$v.txt"
+        done
+    fi
 fi
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"

@@ -4,8 +4,10 @@
 # (test_multigpu), libconvcat, the catalog (xz-compressed: a few
 # hundred kernels' cubins pack ~30x) and CUnit's Debian package (fetched here with apt-get
 # download), into .gpu/ (ignored by git).  Run it where the build is; then copy the source tree
-# with .gpu/ to the GPU machine and run scripts/gpu-run.sh there, from the tree's root.
-#   scripts/gpu-stage.sh [BUILD_DIR]      (default: build)
+# with .gpu/ to the GPU machine and run scripts/gpu-run.sh there, from the tree's root.  A second
+# build directory (BASE_BUILD_DIR, for instance one of the commit before a change) stages its
+# libconvcat and catalog into .gpu/base/, for gpu-run.sh's compare mode (both in one call).
+#   scripts/gpu-stage.sh [BUILD_DIR [BASE_BUILD_DIR]]      (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -15,4 +17,10 @@ cp "$build"/runtime/convcat "$build"/tests/test_gpu "$build"/tests/test_property
 cp -P "$build"/runtime/libconvcat.so* .gpu/lib/ 2>/dev/null || true
 (cd .gpu && apt-get download -qq libcunit1 2>/dev/null) || echo "gpu-stage: could not download libcunit1" >&2
 xz -T0 -6 .gpu/convcat.catalog   # -> .gpu/convcat.catalog.xz
+if [ -n "${2:-}" ]; then
+    mkdir -p .gpu/base/lib
+    cp -P "$2"/runtime/libconvcat.so* .gpu/base/lib/
+    cp "$2"/catalog/convcat.catalog .gpu/base/
+    xz -T0 -6 .gpu/base/convcat.catalog
+fi
 du -sh .gpu
