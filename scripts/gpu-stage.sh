@@ -14,12 +14,13 @@ build=${1:-build}
 rm -rf .gpu && mkdir -p .gpu/lib
 cp "$build"/runtime/convcat "$build"/tests/test_gpu "$build"/tests/test_property "$build"/tests/test_multigpu \
     "$build"/catalog/convcat.catalog .gpu/
-cp -P "$build"/runtime/libconvcat.so* .gpu/lib/ 2>/dev/null || true
+libs() { find "$1"/runtime -maxdepth 1 -name "libconvcat.so*" ! -type d; }   # not meson's .p folders
+cp -P $(libs "$build") .gpu/lib/
 (cd .gpu && apt-get download -qq libcunit1 2>/dev/null) || echo "gpu-stage: could not download libcunit1" >&2
 xz -T0 -6 .gpu/convcat.catalog   # -> .gpu/convcat.catalog.xz
 if [ -n "${2:-}" ]; then
     mkdir -p .gpu/base/lib
-    cp -P "$2"/runtime/libconvcat.so* .gpu/base/lib/
+    cp -P $(libs "$2") .gpu/base/lib/
     cp "$2"/catalog/convcat.catalog .gpu/base/
     xz -T0 -6 .gpu/base/convcat.catalog
 fi
