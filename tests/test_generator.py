@@ -122,7 +122,7 @@ class Validity(unittest.TestCase):
     def test_tile_k_is_one_or_two_swizzle_rows(self):
         self.assertValid(variant(BF16, tile_k=64))
         self.assertEqual(space.k_spans(variant(BF16, tile_k=64)), 1)
-        self.assertInvalid(variant(BF16, tile_k=32), "tile K 32: one stage holds one or two 128-byte swizzle rows")
+        self.assertInvalid(variant(BF16, tile_k=16), "tile K 16: one stage holds one or two 128-byte swizzle rows")
         self.assertInvalid(variant(BF16, tile_k=256, stages=2), "tile K 256: one stage holds one or two")
         self.assertInvalid(variant(BF16, tile_k=96, stages=2), "tile K 96: one stage holds one or two")
         # tf32 keeps one span (the stage copy and the K-major filter take one); sm100a too.
@@ -132,6 +132,39 @@ class Validity(unittest.TestCase):
             self.assertInvalid(dataclasses.replace(tf32, op=op, tile_k=128), "two-span stages are f16/bf16 only")
         self.assertInvalid(variant(BF16, arch="sm100a", schedule="1sm", tile_k=128),
                            "tile K 128: one stage holds one 128-byte swizzle row")
+
+    def test_tile_k_32(self):
+        """One 64-byte row of K a stage (64-byte swizzle): sm90a f16/bf16 fprop and dgrad, coop and
+        pingpong; a K-major operand's rows are 64 bytes, an MN-major one's (dgrad's B) stay 128."""
+        k32 = variant(BF16, tile_k=32, stages=8)
+        for op in ("fprop", "dgrad"):
+            for sched in ("coop", "pingpong"):
+                self.assertValid(dataclasses.replace(k32, op=op, schedule=sched))
+        self.assertValid(dataclasses.replace(k32, op="dgrad", dims=3, cluster_m=2))
+        for bad in (dict(op="wgrad"), dict(schedule="swap", tile_m=256, tile_n=64)):
+            self.assertInvalid(dataclasses.replace(k32, **bad), "tile K 32: stages of one 64-byte row of K")
+        self.assertInvalid(dataclasses.replace(k32, schedule="halo", tile_m=224, tile_n=64),
+                           "schedule halo: tile K 32: one 128-byte channel block")
+        self.assertInvalid(dataclasses.replace(k32, a="tf32", b="tf32", out="f32", tile_k=16),
+                           "a tf32 stage holds one 128-byte")
+        self.assertEqual(space.stage_rows(k32), (64, 64))
+        self.assertEqual(space.stage_rows(dataclasses.replace(k32, op="dgrad")), (64, 128))
+        self.assertEqual(space.stage_rows(variant(BF16)), (128, 128))
+        self.assertEqual(space.k_spans(k32), 1)
+        c = space.derive(k32)
+        self.assertEqual((c.k_steps, c.a_stage_bytes, c.b_stage_bytes), (2, 8192, 8192))
+        self.assertEqual((c.a_box_cols, c.b_box_cols), (32, 32))   # 64-byte rows: the runtime's swizzle
+        c = space.derive(dataclasses.replace(k32, op="dgrad"))
+        self.assertEqual((c.a_box_cols, c.b_box_rows, c.b_box_cols), (32, 32, 64))
+        src = render.render(k32)
+        self.assertIn("A_ROW = 64, B_ROW = 64,", src)
+        self.assertIn("cvc_desc_kmajor_sw64(a_base + a * 64 * A_ROW + 32 * k)", src)
+        self.assertIn("cvc_desc_kmajor_sw64(b_base + 32 * k)", src)
+        src = render.render(dataclasses.replace(k32, op="dgrad"))
+        self.assertIn("A_ROW = 64, B_ROW = 128,", src)
+        self.assertIn("cvc_desc_kmajor_sw64(a_base + a * 64 * A_ROW + 32 * k)", src)
+        self.assertIn("cvc_desc_mnmajor_sw128(b_base + 2048 * k, COL_BYTES)", src)
+        self.assertIn("cvc_desc_kmajor_sw128(a_base + a * 64 * A_ROW + 32 * k)", render.render(variant(BF16)))
 
     def test_tile_k_128(self):
         """Two 128-byte spans of K a stage: f16/bf16, every op, coop and pingpong."""
@@ -179,7 +212,7 @@ class Validity(unittest.TestCase):
         self.assertIn("cvc_tma_tile_4d(dst_b + B_SPAN, tmap_b, bar, c + COL_CH, s, r, n0, mask_b);", src)
         self.assertIn("return k / SPAN_STEPS * span + 32 * (k % SPAN_STEPS);", src)   # kmajor_step
         self.assertIn("cvc_desc_kmajor_sw128(b_base + kmajor_step(k, B_SPAN))", src)
-        self.assertIn("cvc_desc_kmajor_sw128(a_base + a * 64 * ROW_BYTES + kmajor_step(k, A_SPAN))", src)
+        self.assertIn("cvc_desc_kmajor_sw128(a_base + a * 64 * A_ROW + kmajor_step(k, A_SPAN))", src)
         src = render.render(dataclasses.replace(k128, op="dgrad", dims=1, stages=2))
         self.assertIn("cvc_tma_im2col_3d(dst_a + A_SPAN, tmap_a, bar, c + COL_CH,", src)
         self.assertIn("cvc_desc_mnmajor_sw128(b_base + 2048 * k, COL_BYTES)", src)
@@ -580,11 +613,11 @@ class Specs(unittest.TestCase):
         # (4: 1x1 2x1) | (4 3: 2x1 1x2) = 4x{1x1, 2x1, 1x2} + 3x{2x1, 1x2}
         self.assertEqual(len(names), 5)
         self.assertEqual(rejected, [])
-        bad = SPEC_OK.replace("tile      128x128x64", "tile 128x128x64 128x128x32")
+        bad = SPEC_OK.replace("tile      128x128x64", "tile 128x128x64 128x128x16")
         valid, rejected = spec.expand(spec.parse(bad, "x.spec"))
         self.assertEqual(len(valid), 2)
-        self.assertEqual([k.tile_k for k, _ in rejected], [32, 32])
-        self.assertTrue(all("tile K 32" in why for _, why in rejected))
+        self.assertEqual([k.tile_k for k, _ in rejected], [16, 16])
+        self.assertTrue(all("tile K 16" in why for _, why in rejected))
         self.assertEqual([k.name() for k, _ in rejected], sorted(k.name() for k, _ in rejected))
 
     def test_find(self):

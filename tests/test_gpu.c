@@ -94,6 +94,10 @@ static const shape shapes_2d[] = {
     P2(64, 7, 7, 128, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),     /* many small images */
     P2(2, 28, 28, 64, 128, 1, 1, 0, 0, 0, 0, 2, 2, 1, 1),     /* 1x1 stride 2 */
     P2(2, 12, 17, 32, 32, 3, 5, 1, 2, 1, 2, 1, 2, 2, 1),      /* mixed strides and dilations */
+    /* 1x1 of few channels, more tiles a CTA than ring slots: B loaded once a slot (REUSES_B), one
+     * K stage a tile, and two with bias, ReLU and a residual */
+    P2(16, 112, 112, 24, 40, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),
+    {16, 1, 96, 96, 128, 56, 1, 1, 1, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 1, CONVCAT_ACT_RELU},
     P2(1, 1, 300, 16, 32, 1, 3, 0, 1, 0, 1, 1, 1, 1, 1),      /* one row */
     P2(1, 2, 2, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),        /* filter larger than the image */
     P2(2, 9, 9, 48, 48, 3, 3, 0, 0, 0, 0, 1, 1, 1, 1),        /* no padding */
@@ -131,6 +135,7 @@ static const shape shapes_1d[] = {
     P1(3, 36, 16, 8, 3, 1, 1, 1, 1),         /* K = 8 */
     P1(64, 49, 128, 256, 3, 1, 1, 1, 1),
     P1(2, 784, 64, 128, 1, 0, 0, 2, 1),      /* 1x1 stride 2 */
+    P1(64, 4096, 16, 48, 1, 0, 0, 1, 1),     /* 1x1 of few channels: B once a ring slot */
     P1(1, 300, 16, 32, 9, 4, 4, 1, 3),       /* dilation 3 */
     P1(1, 2, 16, 16, 3, 1, 1, 1, 1),         /* filter wider than the signal */
     P1(2, 81, 48, 48, 3, 0, 0, 1, 1),        /* no padding */
@@ -156,6 +161,7 @@ static const shape shapes_3d[] = {
     P3(2, 9, 15, 15, 8, 64, 5, 5, 5, 2, 2, 1),       /* 5x5x5 stride 2, C = 8 */
     P3(3, 4, 6, 6, 16, 8, 3, 3, 3, 1, 1, 1),         /* K = 8 */
     P3(2, 8, 16, 16, 64, 128, 1, 1, 1, 0, 2, 1),     /* 1x1x1 stride 2 */
+    P3(4, 16, 56, 56, 32, 48, 1, 1, 1, 0, 1, 1),     /* 1x1x1 of few channels: B once a ring slot */
     P3(1, 2, 2, 2, 16, 16, 3, 3, 3, 1, 1, 1),        /* filter larger than the volume */
     P3(2, 5, 9, 9, 48, 48, 3, 3, 3, 0, 1, 1),        /* no padding */
     P3(1, 10, 17, 17, 64, 192, 3, 3, 3, 1, 3, 1),    /* stride 3 */
@@ -203,6 +209,11 @@ static const shape dgrad_2d[] = {
     AB(2, 1, 15, 17, 32, 40, 1, 3, 3, V3(0, 1, 1), V3(0, 1, 1), V3(1, 2, 2), V3(1, 1, 1), 0.5f, 0.0f),  /* stride 2, alpha alone */
     P2(4, 56, 56, 64, 128, 3, 3, 1, 1, 1, 1, 2, 2, 1, 1),     /* ResNet 3x3 stride 2 */
     P2(2, 28, 28, 64, 128, 1, 1, 0, 0, 0, 0, 2, 2, 1, 1),     /* 1x1 stride 2: odd dx rows get no tap */
+    /* 1x1 of few channels, more tiles a CTA than ring slots: B loaded once a slot (REUSES_B), one
+     * and two K stages a tile, unit stride and a stride phase's launch */
+    P2(16, 112, 112, 40, 24, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),
+    AB(16, 1, 96, 96, 56, 128, 1, 1, 1, V3(0, 0, 0), V3(0, 0, 0), V3(1, 1, 1), V3(1, 1, 1), 0.5f, 0.75f),
+    P2(64, 112, 112, 32, 64, 1, 1, 0, 0, 0, 0, 2, 2, 1, 1),
     P2(1, 33, 33, 64, 192, 3, 3, 1, 1, 1, 1, 3, 3, 1, 1),     /* stride 3 */
     P2(2, 31, 31, 32, 64, 3, 3, 1, 1, 1, 1, 8, 8, 1, 1),      /* stride 8 > taps */
     P2(2, 23, 23, 8, 64, 7, 7, 3, 3, 3, 3, 2, 2, 1, 1),       /* 7x7 stride 2, C = 8 */
@@ -226,6 +237,7 @@ static const shape dgrad_1d[] = {
     P1(1, 300, 16, 32, 9, 4, 4, 1, 3),       /* 9 taps, dilation 3 */
     P1(2, 50, 24, 32, 3, 0, 2, 1, 1),        /* asymmetric padding */
     P1(4, 196, 128, 256, 1, 0, 0, 1, 1),     /* 1 tap */
+    P1(64, 4096, 48, 16, 1, 0, 0, 1, 1),     /* 1 tap, few channels: B once a ring slot */
     P1(1, 400, 40, 56, 5, 2, 2, 1, 1),       /* 5 taps */
     P1(2, 529, 8, 64, 7, 3, 3, 1, 1),        /* 7 taps, C = 8 */
     P1(2, 99, 32, 32, 4, 1, 2, 1, 1),        /* even taps */
@@ -275,6 +287,7 @@ static const shape dgrad_3d[] = {
     /* strided */
     P3(2, 9, 11, 13, 32, 40, 3, 3, 3, 1, 2, 1),      /* stride 2 */
     P3(2, 8, 16, 16, 64, 128, 1, 1, 1, 0, 2, 1),     /* 1x1x1 stride 2 */
+    P3(4, 16, 56, 56, 32, 48, 1, 1, 1, 0, 1, 1),     /* 1x1x1 of few channels: B once a ring slot */
     P3(1, 10, 17, 17, 64, 192, 3, 3, 3, 1, 3, 1),    /* stride 3 */
     P3(2, 9, 15, 15, 8, 64, 5, 5, 5, 2, 2, 1),       /* 5x5x5 stride 2, C = 8 */
     AB(2, 9, 11, 13, 32, 40, 3, 3, 3, V3(1, 1, 1), V3(1, 1, 1), V3(2, 1, 1), V3(1, 1, 1), 0.5f, 0.75f), /* stride along D only */

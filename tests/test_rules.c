@@ -1090,6 +1090,61 @@ static void test_gather_splits_fprop_and_dgrad(void)
     free(ls.l);
 }
 
+/* REUSES_B: the sm90a TMA fprop and dgrad kernels (not halo ones, not wgrad, not sm100a) load B once
+ * a ring slot where every tile runs the same K stages of one tile column and those divide the ring;
+ * the model prices such a stage without B's bytes.  A 1x1 fprop of 24 -> 144 channels (one K stage,
+ * one tile column of 160) and its dgrad of 64 filters are cheaper with the flag than without; a 3x3 (9 stages a tile, a ring of 4),
+ * K = 200 (two tile columns), a dgrad of 144 filters (3 stages) and a strided dgrad are priced the same. */
+static void test_tma_reuses_b(void)
+{
+    const cvc_entry f = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x160x64_s4_c1x1_coop");
+    const cvc_entry d = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s5_c1x1_coop");
+    const cvc_entry w = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    const cvc_entry h = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_224x64x64_s8_c1x1_halo");
+    const cvc_entry b = unit_entry("sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm");
+    CU_ASSERT_TRUE(cvc_has(&f, CVC_F_REUSES_B) && cvc_has(&d, CVC_F_REUSES_B));
+    CU_ASSERT_FALSE(cvc_has(&w, CVC_F_REUSES_B) || cvc_has(&h, CVC_F_REUSES_B) || cvc_has(&b, CVC_F_REUSES_B));
+    cvc_entry f0 = f, d0 = d;   /* the same kernels priced as if they loaded B every stage */
+    f0.flags &= ~CVC_F_REUSES_B, d0.flags &= ~CVC_F_REUSES_B;
+    convcat_problem p = unit_problem(CONVCAT_FPROP, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.n = 64, p.h = p.w = 56, p.c = 24, p.k = 144, p.r = p.s = 1;
+    ACCEPT(f, p);
+    CU_ASSERT_TRUE(cvc_predict_us(&f, unit_view(&p), 132) < cvc_predict_us(&f0, unit_view(&p), 132));
+    convcat_problem q = p;   /* dgrad: GEMM N = C = 24 (one column), K = 144 filters (3 stages: no) */
+    q.op = CONVCAT_DGRAD;
+    ACCEPT(d, q);
+    CU_ASSERT_DOUBLE_EQUAL(cvc_predict_us(&d, unit_view(&q), 132), cvc_predict_us(&d0, unit_view(&q), 132), 0.0);
+    q.k = 64;   /* one K stage */
+    CU_ASSERT_TRUE(cvc_predict_us(&d, unit_view(&q), 132) < cvc_predict_us(&d0, unit_view(&q), 132));
+    q.stride[1] = q.stride[2] = 2;   /* phases: priced with B */
+    ACCEPT(d, q);
+    CU_ASSERT_DOUBLE_EQUAL(cvc_predict_us(&d, unit_view(&q), 132), cvc_predict_us(&d0, unit_view(&q), 132), 0.0);
+    convcat_problem r = p;
+    r.r = r.s = 3, r.pad_lo[1] = r.pad_lo[2] = r.pad_hi[1] = r.pad_hi[2] = 1;
+    ACCEPT(f, r);
+    CU_ASSERT_DOUBLE_EQUAL(cvc_predict_us(&f, unit_view(&r), 132), cvc_predict_us(&f0, unit_view(&r), 132), 0.0);
+    r = p, r.k = 200;
+    ACCEPT(f, r);
+    CU_ASSERT_DOUBLE_EQUAL(cvc_predict_us(&f, unit_view(&r), 132), cvc_predict_us(&f0, unit_view(&r), 132), 0.0);
+}
+
+/* Tile K 32 (stages of one 64-byte row of K): priced ahead of its tile K 64 twin where a filter tap
+ * has 32 channels (DenseNet's 3x3 dgrad of 32 filters: half of each 64-channel stage zero-fill) and
+ * behind it where a tap has 64 or more (a stage's fixed cost, ROW_STAGE_US, paid twice as often). */
+static void test_tile_k_32_pricing(void)
+{
+    const cvc_entry d32 = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x32_s8_c1x1_coop");
+    const cvc_entry d64 = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    convcat_problem p = unit_problem(CONVCAT_DGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.n = 64, p.h = p.w = 56, p.c = 128, p.k = 32, p.r = p.s = 3;
+    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1;
+    ACCEPT(d32, p);
+    ACCEPT(d64, p);
+    CU_ASSERT_TRUE(cvc_predict_us(&d32, unit_view(&p), 132) < cvc_predict_us(&d64, unit_view(&p), 132));
+    p.k = 128;
+    CU_ASSERT_TRUE(cvc_predict_us(&d32, unit_view(&p), 132) > cvc_predict_us(&d64, unit_view(&p), 132));
+}
+
 /* Packed groups: ResNeXt's stride-2 3x3 dgrad of 32 groups of 16 channels (28 x 28, batch 64) runs 4
  * groups a CTA column on the 64-wide tile, one block-diagonal GEMM of 64 channels and filters a
  * phase: the model prices it faster (one group leaves a phase's K mostly empty and the tile's N
@@ -1940,6 +1995,8 @@ int main(void)
         {"gather patch dgrad is one GEMM", test_gather_patch_dgrad_is_one_gemm},
         {"gather splits fprop and dgrad", test_gather_splits_fprop_and_dgrad},
         {"gather packs groups", test_gather_packs_groups},
+        {"tma reuses B", test_tma_reuses_b},
+        {"tile K 32 pricing", test_tile_k_32_pricing},
         {"dgrad phase boxes stand for every phase", test_dgrad_phase_boxes_stand_for_every_phase},
         {"dgrad phase sizes count every residue", test_dgrad_phase_sizes_count_every_residue},
         {"direct runs depthwise problems", test_direct_runs_depthwise_problems},

@@ -495,6 +495,47 @@ static void test_tile_k_128_descriptors(void)
     CU_ASSERT_EQUAL(cvc_k_iters(&w, unit_view(&q)), (2 * 10 * 12 + 127) / 128);
 }
 
+/* Tile K 32 of bf16: K-major boxes of one 64-byte row take a 64-byte swizzle (the kernel's wgmma
+ * descriptors read 64-byte rows), an MN-major one (dgrad's B) keeps the 128-byte span of its
+ * 64-channel columns.  DenseNet's 3x3 dgrad of 32 filters: a tap a stage, no zero-fill. */
+static void test_tile_k_32_descriptors(void)
+{
+    const cvc_entry e = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x32_s8_c1x1_coop");
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.n = 2, p.h = 10, p.w = 12, p.c = 24, p.k = 48, p.r = p.s = 3;
+    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 1;
+    cvc_im2col_desc a;
+    cvc_tiled_desc b;
+    unit_fprop_descs(&e, &p, &a, &b);
+    CU_ASSERT_EQUAL(a.channels_per_pixel, 32);
+    CU_ASSERT_EQUAL(a.swizzle_bytes, 64);
+    ASSERT_U64S(b.box, 32, 1, 1, 64);                /* 32 channels x tile N */
+    CU_ASSERT_EQUAL(b.swizzle_bytes, 64);
+    CU_ASSERT_TRUE(cvc_im2col_desc_valid(&a, NULL, 0));
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&b, NULL, 0));
+    CU_ASSERT_EQUAL(cvc_k_iters(&e, unit_view(&p)), 9);   /* a tap a stage */
+
+    const cvc_entry d = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x32_s8_c1x1_coop");
+    convcat_problem q = p;
+    q.op = CONVCAT_DGRAD, q.c = 128, q.k = 32;
+    cvc_operand_desc da, db;
+    cvc_tma_operands(&d, unit_view(&q), &da, &db);
+    CU_ASSERT_EQUAL(da.i.channels_per_pixel, 32);    /* dy: the tap's 32 filters */
+    CU_ASSERT_EQUAL(da.i.swizzle_bytes, 64);
+    ASSERT_U64S(db.t.box, 64, 1, 1, 32);             /* 64 channels x 32 rows of K */
+    CU_ASSERT_EQUAL(db.t.swizzle_bytes, 128);
+    CU_ASSERT_TRUE(cvc_im2col_desc_valid(&da.i, NULL, 0));
+    CU_ASSERT_TRUE(cvc_tiled_desc_valid(&db.t, NULL, 0));
+    CU_ASSERT_EQUAL(cvc_k_iters(&d, unit_view(&q)), 9);
+    /* A tile K 64 kernel on the same problem: 128-byte spans, half of each stage zero-fill. */
+    const cvc_entry d64 = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    cvc_tma_operands(&d64, unit_view(&q), &da, &db);
+    CU_ASSERT_EQUAL(da.i.channels_per_pixel, 64);
+    CU_ASSERT_EQUAL(da.i.swizzle_bytes, 128);
+    CU_ASSERT_EQUAL(db.t.swizzle_bytes, 128);
+}
+
 static void test_fprop_3d_descriptors(void)
 {
     const cvc_entry e = unit_entry("sm90a_fprop_3d_f16_f16_f32_f32_64x128x64_s3_c1x2_coop");
@@ -919,6 +960,7 @@ int main(void)
         {"fprop 1D descriptors", test_fprop_1d_descriptors},
         {"fprop 2D descriptors", test_fprop_2d_descriptors},
         {"tile K 128 descriptors", test_tile_k_128_descriptors},
+        {"tile K 32 descriptors", test_tile_k_32_descriptors},
         {"halo descriptors", test_halo_descriptors},
         {"fprop 3D descriptors", test_fprop_3d_descriptors},
         {"fprop element sizes", test_fprop_element_sizes},

@@ -47,6 +47,8 @@ FLAGS = {
     "CHAINED": "waits for the stream's previous kernel (griddepcontrol): launched with programmatic serialization",
     "VERIFIED": "the GPU suite has executed kernels of this arch and family",
     "PACKS_GROUPS": "gather fprop and dgrad: a CTA may take a pack of adjacent groups as one block-diagonal GEMM",
+    "REUSES_B": "TMA fprop and dgrad: where every tile runs the same K stages of one tile column and they divide "
+                "the ring, a ring slot's B (filters) loads on its first fill only",
 }
 FLAG_BITS = {name: 1 << i for i, name in enumerate(FLAGS)}
 
@@ -90,7 +92,7 @@ RECORD = (
     ("a_box_cols", "H", "TMA: columns of one A load (channelsPerPixel)"),
     ("b_box_rows", "H", "TMA: rows of one B load"),
     ("b_box_cols", "H", "TMA: columns of one B load"),
-    ("swizzle_bytes", "H", "TMA: swizzle span of the operand maps"),
+    ("swizzle_bytes", "H", "TMA: swizzle span of the operand maps (one whose box rows are narrower swizzles its row)"),
     ("y_box_rows", "H", "TMA: rows of one epilogue store box"),
     ("y_box_cols", "H", "TMA: columns of one epilogue store box"),
     ("fb_a_box_rows", "H", "TMA: the fallback cluster's A box rows (0: static)"),

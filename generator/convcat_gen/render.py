@@ -85,6 +85,7 @@ def sm90a_context(key: space.Key) -> dict:
     mma_n = key.tile_m if swap else cfg.wg_n   # swap: wgmma N runs over the tile's pixels
     asm, outs = wgmma_instruction(mma_n, key.a, mn_a, mn_b)
     k_spans = space.k_spans(key)   # the template spells out one or two spans (tf32: one)
+    a_row, b_row = space.stage_rows(key)
     assert k_spans in (1, 2) and (k_spans == 1 or not (smem_transpose or space.transposes_filter(key)))
     cluster = key.cluster_m * key.cluster_n > 1
     out_bytes = space.ELEM_BYTES[key.out]
@@ -110,7 +111,7 @@ def sm90a_context(key: space.Key) -> dict:
         # constants (sm90a/constants.j2)
         bm=key.tile_m, bn=key.tile_n, bk=key.tile_k, stages=key.stages, cm=key.cluster_m, cn=key.cluster_n,
         threads=cfg.threads, wg_m=cfg.wg_m, wg_n=cfg.wg_n, atoms=cfg.atoms, nreg=mma_n // 2,
-        k_steps=cfg.k_steps, row_bytes=row, k_spans=k_spans, span_steps=cfg.k_steps // k_spans,
+        k_steps=cfg.k_steps, row_bytes=row, a_row=a_row, b_row=b_row, k_spans=k_spans, span_steps=cfg.k_steps // k_spans,
         a_span=key.tile_m * row, b_span=key.tile_n * row,
         a_stage=cfg.a_stage_bytes, b_stage=cfg.b_stage_bytes, a_slice=cfg.a_box_rows, b_slice=cfg.b_box_rows,
         tx_bytes=cfg.a_stage_bytes + cfg.b_stage_bytes, empty_arrivals=cfg.empty_arrivals,
@@ -145,6 +146,7 @@ def sm90a_context(key: space.Key) -> dict:
         # the producer (sm90a/producer.j2, common/im2col_tile.j2, common/loads_*.j2, common/wgrad_columns.j2)
         tile_setup="common/wgrad_columns.j2" if op == "wgrad" else "common/im2col_tile.j2",
         loads=f"common/loads_{op}.j2", tma=parts.tma_coords(key.dims, "cvc_tma_"),
+        b_reuse=space.reuses_b(key), b_guard="if (load_b) " if space.reuses_b(key) else "",
         shape=dict(A_SLICE="A_SLICE", B_SLICE="B_SLICE"),
         n0="tile.n * BN + cx * B_SLICE" if op == "fprop" else "tile.n * BN",
         n0_what="first filter of this CTA's B slice" if op == "fprop" else "first input channel of the tile",
@@ -155,7 +157,7 @@ def sm90a_context(key: space.Key) -> dict:
         # the consumers (sm90a/consumer.j2, sm90a/mainloop_*.j2, sm90a/mma_stage*.j2)
         wg_m0=wg_m0, wg_n0=wg_n0, storer_wg_n0="c * WG_N" if cfg.split == "n" else "0",
         strided_param=", bool strided" if scatter else "",
-        mma=_sm90a_mma(swap, smem_transpose, mn_a, mn_b, k_spans),
+        mma=_sm90a_mma(swap, smem_transpose, mn_a, mn_b, k_spans, a_row, b_row),
         tap_columns=["common/wgrad_tap.j2"] if op == "wgrad" else [],
         col_tile_terms=" + wg_n0" + (" + (p->group_channels ? tile.m * BM : 0)" if grouped else ""),
         epilogue_args=dict(row="tile.m" if halo else "tile.m * BM + wg_m0",
@@ -173,8 +175,11 @@ def sm90a_context(key: space.Key) -> dict:
     return ctx
 
 
-def _sm90a_mma(swap: bool, smem_transpose: bool, mn_a: bool, mn_b: bool, k_spans: int) -> dict:
-    """One stage's MMAs (sm90a/mma_stage*.j2): the operands' stage bases and wgmma descriptors."""
+def _sm90a_mma(swap: bool, smem_transpose: bool, mn_a: bool, mn_b: bool, k_spans: int, a_row: int,
+               b_row: int) -> dict:
+    """One stage's MMAs (sm90a/mma_stage*.j2): the operands' stage bases and wgmma descriptors
+    (a K-major operand's by its row, space.stage_rows: 128-byte or 64-byte swizzle)."""
+    kmajor = {space.SWIZZLE_BYTES: "cvc_desc_kmajor_sw128", space.SWIZZLE_BYTES // 2: "cvc_desc_kmajor_sw64"}
     def kstep(span):
         # wgmma step k's byte offset in a K-major stage: kmajor_step, or plainly 32 * k for one span
         # (the helper's arithmetic, folded by the compiler, scheduled the tile K 64 kernels 0.5% slower).
@@ -187,13 +192,13 @@ def _sm90a_mma(swap: bool, smem_transpose: bool, mn_a: bool, mn_b: bool, k_spans
     if smem_transpose:   # the K-major copy in scratch: A rows, then B rows (SCRATCH_B)
         a_base, b_base = "xa + wg_m0 * ROW_BYTES", "xa + SCRATCH_B + wg_n0 * ROW_BYTES"
     else:
-        a_base = "sa + stage * A_STAGE + " + ("(wg_m0 / 64) * COL_BYTES" if mn_a else "wg_m0 * ROW_BYTES")
-        b_base = "sb + stage * B_STAGE + " + ("(wg_n0 / 64) * COL_BYTES" if mn_b else "wg_n0 * ROW_BYTES")
+        a_base = "sa + stage * A_STAGE + " + ("(wg_m0 / 64) * COL_BYTES" if mn_a else "wg_m0 * A_ROW")
+        b_base = "sb + stage * B_STAGE + " + ("(wg_n0 / 64) * COL_BYTES" if mn_b else "wg_n0 * B_ROW")
     return dict(stage="sm90a/mma_stage.j2", a_base=a_base, b_base=b_base,
                 a_desc=("cvc_desc_mnmajor_sw128(a_base + a * COL_BYTES + 2048 * k, COL_BYTES)" if mn_a else
-                        f"cvc_desc_kmajor_sw128(a_base + a * 64 * ROW_BYTES + {kstep('A_SPAN')})"),
+                        f"{kmajor[a_row]}(a_base + a * 64 * A_ROW + {kstep('A_SPAN')})"),
                 b_desc=("cvc_desc_mnmajor_sw128(b_base + 2048 * k, COL_BYTES)" if mn_b else
-                        f"cvc_desc_kmajor_sw128(b_base + {kstep('B_SPAN')})"))
+                        f"{kmajor[b_row]}(b_base + {kstep('B_SPAN')})"))
 
 
 def _sm90a_epilogues(key, cfg, swap, halo, scatter, grouped, splits, y_row) -> list[dict]:

@@ -359,7 +359,7 @@ def context(key: space.Key) -> dict:
         shape=shape, tile_place="tx, ty" if dynamic else "cx, cy",
         dynamic_params=", uint32_t tx, uint32_t ty, shape_t sh" if dynamic else "",
         tile_setup="common/wgrad_columns.j2" if op == "wgrad" else "common/im2col_tile.j2",
-        loads=f"common/loads_{op}.j2", tma=parts.tma_coords(key.dims, "cvc_tma2_" if pair else "cvc_tma_"),
+        loads=f"common/loads_{op}.j2", b_reuse=False, b_guard="", tma=parts.tma_coords(key.dims, "cvc_tma2_" if pair else "cvc_tma_"),
         n0=(f"tile.n * BN + cx * {shape['B_SLICE']}" if op == "fprop" else
             "tile.n * BN + cx * N_CTA" if pair else "tile.n * BN"),
         n0_what=("first filter of this CTA's B slice" if op == "fprop" else

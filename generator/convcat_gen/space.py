@@ -345,6 +345,15 @@ def splits_k(key: Key) -> bool:
     return key.op == "wgrad" or (key.op == "fprop" and derive(key).acc_regs < SM90_ACC_REG_BUDGET)
 
 
+def reuses_b(key: Key) -> bool:
+    """sm90a fprop and dgrad (not halo, whose producer loads input tiles): where the grid has
+    one tile column, no split-K and a tile's K stages divide the ring, ring slot s holds the
+    same stage of B for every tile, and the producer loads it on the slot's first fill only.
+    1x1 layers of few channels run one K stage a tile: their filters loaded once a CTA, not
+    once a tile.  The index records it (flag REUSES_B)."""
+    return key.arch == "sm90a" and key.op != "wgrad" and not halo_tiles(key)
+
+
 def swaps_operands(key: Key) -> bool:
     """sm90a schedule "swap": pingpong with wgmma's operands swapped.
 
@@ -431,7 +440,19 @@ def k_spans(key: Key) -> int:
     MN-major operand (dgrad B, wgrad A and B) just has 128 K rows per 64-wide
     column box; its descriptor keeps stepping 16 rows (2048 B) per k16.
     """
-    return key.tile_k * ELEM_BYTES[key.a] // SWIZZLE_BYTES
+    return max(1, key.tile_k * ELEM_BYTES[key.a] // SWIZZLE_BYTES)
+
+
+def stage_rows(key: Key) -> tuple[int, int]:
+    """Bytes of one row of an sm90a A / B stage, which is its swizzle span: an MN-major
+    operand's K rows are 128 bytes (64-wide column boxes); a K-major one's are the stage's
+    K, 128 bytes (a span; tile K 128 of f16/bf16: two spans, k_spans), or 64 (tile K 32 of
+    f16/bf16, a 64-byte swizzle: half the MMAs of a 64-channel stage where a tap's channels
+    are 32 or fewer, half of them zero-fill).  The runtime swizzles each operand map by its
+    box rows (tma.c)."""
+    k_row = min(key.tile_k * ELEM_BYTES[key.a], SWIZZLE_BYTES)
+    ta, tb = mn_major(key)
+    return (SWIZZLE_BYTES if ta else k_row), (SWIZZLE_BYTES if tb else k_row)
 
 
 def transposes_stages(key: Key) -> bool:
@@ -536,9 +557,14 @@ def _why_invalid(key: Key) -> str | None:
         # tf32 dgrad's K-major filter boxes take one span a stage; fprop is kept alike.
         return (f"tile K {k.tile_k}: a tf32 stage holds one 128-byte swizzle row of K "
                 f"({SWIZZLE_BYTES // eb} tf32 elements); two-span stages are f16/bf16 only")
-    if k.tile_k * eb not in (SWIZZLE_BYTES, 2 * SWIZZLE_BYTES):
+    if k.tile_k * eb == SWIZZLE_BYTES // 2:   # one 64-byte row of K (stage_rows)
+        if k.op == "wgrad" or k.schedule not in ("coop", "pingpong"):
+            return (f"tile K {k.tile_k}: stages of one 64-byte row of K are fprop and dgrad ones of the coop "
+                    f"and pingpong schedules (wgrad's K is pixels; swap and halo read 128-byte rows)")
+    elif k.tile_k * eb not in (SWIZZLE_BYTES, 2 * SWIZZLE_BYTES):
         return (f"tile K {k.tile_k}: one stage holds one or two 128-byte swizzle rows of K "
-                f"({SWIZZLE_BYTES // eb} or {2 * SWIZZLE_BYTES // eb} {k.a} elements)")
+                f"({SWIZZLE_BYTES // eb} or {2 * SWIZZLE_BYTES // eb} {k.a} elements), or (fprop, dgrad) one "
+                f"64-byte row ({SWIZZLE_BYTES // 2 // eb})")
     if k.tile_m not in (64, 128, 256) and not swaps_operands(k):
         return f"tile M {k.tile_m}: 64, 128 or 256 (m64 wgmma atoms, split over two warpgroups)"
     if k.tile_n not in (64, 128, 160, 192, 256):
@@ -656,6 +682,8 @@ def _tma_capabilities(key: Key) -> dict:
         flags.append("HALO")
     if transposes_filter(key):
         flags.append("TRANSPOSES_FILTER")
+    if reuses_b(key):
+        flags.append("REUSES_B")
     if groups_wgrad(key) and sm90:
         flags.append("GROUPED_SPLITS")
     if sm90:

@@ -64,6 +64,9 @@
 #define SWAP_STAGE 0.96                           /* a 64-filter swap kernel's stage over its pingpong twin's: wgmma
                                                      reads 40 KiB of shared memory a 256x64x64 stage, not 64 */
 #define HALO_STAGE 0.92                           /* a halo kernel's stage over the model's */
+#define ROW_STAGE_US 0.08                         /* a stage of one 64-byte row of K (tile K 32 of f16/bf16): the
+                                                     barrier round trip and wgmma batch of a stage, paid for half
+                                                     the K (an estimate, to be fitted on the H200) */
 #define EPILOGUE_US_PER_KB 0.035                  /* per KiB of output tile */
 #define TILE_FIXED_US 0.3
 #define ALONE_EPILOGUE 1.5                        /* fprop: the epilogue of a tile one warpgroup stores alone
@@ -87,8 +90,22 @@ static double segment_cost(const cvc_key *k, const cvc_view *v)
     return 1.0 + SEG_COST_BYTES / ((double)k->tile_n * v->out_bytes);
 }
 
-/* One stage of K and a tile's fixed part (pipeline fill, epilogue) of entry e, in microseconds. */
-static void tile_costs(const cvc_entry *e, const cvc_view *v, double *stage_us, double *fixed_us)
+/* Does entry e load B (the filters) once per ring slot on v, unsplit (flag REUSES_B): one tile
+ * column, and a tile's K stages divide the ring, so that slot s always holds the same stage of B.
+ * (Strided dgrad's phases are priced with B.) */
+static bool b_once(const cvc_entry *e, const cvc_view *v)
+{
+    if (!cvc_has(e, CVC_F_REUSES_B) || (e->k.op == CONVCAT_DGRAD && v->strided))
+        return false;
+    int64_t tm, tn;
+    cvc_cluster_tiles(e, v, &tm, &tn);
+    const int64_t k_iters = cvc_k_iters(e, v);
+    return tn == 1 && k_iters > 0 && e->k.stages % k_iters == 0;
+}
+
+/* One stage of K and a tile's fixed part (pipeline fill, epilogue) of entry e, in microseconds;
+ * b_loaded: whether a stage loads B (see b_once). */
+static void tile_costs(const cvc_entry *e, const cvc_view *v, bool b_loaded, double *stage_us, double *fixed_us)
 {
     const cvc_key *k = &e->k;
     const convcat_problem *p = &v->p;
@@ -113,7 +130,7 @@ static void tile_costs(const cvc_entry *e, const cvc_view *v, double *stage_us, 
     const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / PEAK_FLOP_PER_SM_US / mma_eff;
     /* The feed: at most load_rate, and at most the stages - 1 in flight per load latency.  Halo: a
      * stage is one tap's filters, and the block's input tile loads once per channel block, for all taps. */
-    double stage_bytes = (double)(k->tile_m + k->tile_n) * k->tile_k * in_bytes;
+    double stage_bytes = (double)(k->tile_m + (b_loaded ? k->tile_n : 0)) * k->tile_k * in_bytes;
     if (halo)
         stage_bytes = (double)k->tile_n * k->tile_k * in_bytes +
                       (double)e->halo_tile_rows * (e->halo_cols + e->halo_reach) * k->tile_k * in_bytes /
@@ -123,6 +140,8 @@ static void tile_costs(const cvc_entry *e, const cvc_view *v, double *stage_us, 
                 (swap64 ? SWAP_STAGE : 1.0) * (halo && v->taps > 1 ? HALO_STAGE : 1.0);
     if (k->cluster_m * k->cluster_n > 1)
         *stage_us += CLUSTER_STAGE_US;
+    if (k->tile_k * in_bytes < e->swizzle_bytes)   /* a K row narrower than the swizzle span */
+        *stage_us += ROW_STAGE_US;
     /* One warpgroup stores a pingpong tile (and a 64-filter swap one) alone, where coop's two share it. */
     const bool alone = k->op == CONVCAT_FPROP && (k->schedule == CONVCAT_PINGPONG || swap64);
     *fixed_us = EPILOGUE_US_PER_KB * k->tile_m * k->tile_n * out_bytes / 1024.0 * segment_cost(k, v) *
@@ -155,12 +174,14 @@ int cvc_splits(const cvc_entry *e, const cvc_view *v, int sms, int *split_iters)
         const int cluster = e->k.cluster_m * e->k.cluster_n;
         int64_t tm, tn;
         cvc_cluster_tiles(e, v, &tm, &tn);
-        double stage_us, fixed_us, best_us = INFINITY;
-        tile_costs(e, v, &stage_us, &fixed_us);
+        double stage_us, fixed_us, once_us, best_us = INFINITY;
+        tile_costs(e, v, true, &stage_us, &fixed_us);
+        tile_costs(e, v, !b_once(e, v), &once_us, &fixed_us);   /* unsplit: B maybe loaded once a slot */
         for (int64_t s = 1; s <= MAX_SPLITS && (s == 1 || k_iters / s >= MIN_SPLIT_STAGES); ++s) {
             const int64_t per = cvc_ceil_div(k_iters, s), slices = cvc_ceil_div(k_iters, per);
+            const double stage = slices == 1 ? once_us : stage_us;
             const double us = (double)waves_of(tm * tn * cluster * slices, sms, cluster) *
-                                  ((double)per * stage_us + fixed_us) +
+                                  ((double)per * stage + fixed_us) +
                               reduce_us(&v->gemm, (int)slices, v->out_bytes);
             if (us < best_us * 0.99) {   /* fewer slices unless more win clearly */
                 best = s;
@@ -184,7 +205,7 @@ static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     const int splits = cvc_splits(e, v, sms, &split_iters);
     const int64_t waves = waves_of(tiles_m * tiles_n * cluster * splits, sms, cluster);
     double stage_us, fixed_us;
-    tile_costs(e, v, &stage_us, &fixed_us);
+    tile_costs(e, v, splits > 1 || !b_once(e, v), &stage_us, &fixed_us);
     const double tile_us = (double)split_iters * stage_us + fixed_us;
     double compute_us = (double)waves * tile_us;
     if (k->op == CONVCAT_DGRAD && v->strided) {   /* strided dgrad: a launch per stride phase */

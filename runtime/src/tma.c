@@ -61,6 +61,13 @@ static void tiled(int rank, int elem_bytes, const uint64_t *ext, uint32_t box_in
     t->box[rank - 1] = box_outer;
 }
 
+/* The swizzle span of an operand map whose box rows are `row_bytes`: the entry's, or the row where
+ * it is narrower (sm90a K-major stages of one 64-byte row: tile K 32 of f16/bf16). */
+static int operand_swizzle(const cvc_entry *e, int row_bytes)
+{
+    return row_bytes < e->swizzle_bytes ? row_bytes : e->swizzle_bytes;
+}
+
 void cvc_tma_operands(const cvc_entry *e, const cvc_view *v, cvc_operand_desc *a, cvc_operand_desc *b)
 {
     const convcat_problem *p = &v->p;
@@ -82,7 +89,7 @@ void cvc_tma_operands(const cvc_entry *e, const cvc_view *v, cvc_operand_desc *a
         ext_w[1 + i] = (uint64_t)filt[i];
     ext_w[sp + 1] = (uint64_t)p->k;
     const int ab = v->a_bytes, bb = v->b_bytes;
-    const int swz = e->swizzle_bytes;
+    const int swz_a = operand_swizzle(e, e->a_box_cols * ab), swz_b = operand_swizzle(e, e->b_box_cols * bb);
     *a = (cvc_operand_desc){0};
     *b = (cvc_operand_desc){0};
     switch (e->k.op) {
@@ -95,34 +102,34 @@ void cvc_tma_operands(const cvc_entry *e, const cvc_view *v, cvc_operand_desc *a
             uint64_t ext_t[5] = {(uint64_t)p->k, (uint64_t)p->c};
             for (int i = 0; i < sp; ++i)
                 ext_t[2 + i] = (uint64_t)filt[i];
-            tiled(sp + 2, bb, ext_t, (uint32_t)e->b_box_cols, 1, swz, &b->t);
+            tiled(sp + 2, bb, ext_t, (uint32_t)e->b_box_cols, 1, swz_b, &b->t);
             b->t.box[1] = (uint32_t)e->b_box_rows;
             break;
         }
-        tiled(sp + 2, bb, ext_w, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz, &b->t);
+        tiled(sp + 2, bb, ext_w, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz_b, &b->t);
         break;
     }
     case CONVCAT_WGRAD: {
         const uint64_t ext_dy[2] = {(uint64_t)p->k, (uint64_t)v->pixels};
-        tiled(2, ab, ext_dy, (uint32_t)e->a_box_cols, (uint32_t)e->a_box_rows, swz, &a->t);
+        tiled(2, ab, ext_dy, (uint32_t)e->a_box_cols, (uint32_t)e->a_box_rows, swz_a, &a->t);
         b->im2col = true;
-        im2col(p, bb, p->c, in, lower, upper, reach, step, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz,
+        im2col(p, bb, p->c, in, lower, upper, reach, step, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz_b,
                &b->i);
         break;
     }
     default:
         if (cvc_has(e, CVC_F_HALO)) {   /* x (C, W, H, N): one box is a block's input tile */
             const uint64_t ext_x[4] = {(uint64_t)p->c, (uint64_t)p->w, (uint64_t)p->h, (uint64_t)p->n};
-            tiled(4, ab, ext_x, (uint32_t)e->a_box_cols, 1, swz, &a->t);
+            tiled(4, ab, ext_x, (uint32_t)e->a_box_cols, 1, swz_a, &a->t);
             a->t.box[1] = (uint32_t)(e->halo_cols + e->halo_reach);
             a->t.box[2] = (uint32_t)e->a_box_rows;
-            tiled(sp + 2, bb, ext_w, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz, &b->t);
+            tiled(sp + 2, bb, ext_w, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz_b, &b->t);
             break;
         }
         a->im2col = true;
-        im2col(p, ab, p->c, in, lower, upper, reach, step, (uint32_t)e->a_box_cols, (uint32_t)e->a_box_rows, swz,
+        im2col(p, ab, p->c, in, lower, upper, reach, step, (uint32_t)e->a_box_cols, (uint32_t)e->a_box_rows, swz_a,
                &a->i);
-        tiled(sp + 2, bb, ext_w, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz, &b->t);
+        tiled(sp + 2, bb, ext_w, (uint32_t)e->b_box_cols, (uint32_t)e->b_box_rows, swz_b, &b->t);
     }
 }
 
@@ -237,7 +244,7 @@ void cvc_tma_dgrad_a(const cvc_entry *e, const cvc_view *v, const cvc_dgrad_phas
     /* dy, walked over the phase's dx grid (unit traversal): the box starts `lower` before
      * each pixel; a phase no tap reaches keeps a valid box and loads nothing. */
     im2col(p, v->a_bytes, p->k, dy, lower, upper, reach, ones, (uint32_t)e->a_box_cols, (uint32_t)e->a_box_rows,
-           e->swizzle_bytes, a);
+           operand_swizzle(e, e->a_box_cols * v->a_bytes), a);
 }
 
 void cvc_tma_output(const cvc_entry *e, const cvc_view *v, int splits, cvc_tiled_desc *y)

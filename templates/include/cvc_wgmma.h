@@ -59,6 +59,15 @@ CVC_DEV uint64_t cvc_desc_kmajor_sw128(uint32_t smem_addr)
     return cvc_desc_kmajor_sw128_sbo(smem_addr, 1024);
 }
 
+/* K-major, 64-byte swizzle (tile K 32 of f16/bf16): rows of 64 B, SBO = 512 B between 8-row
+ * groups, swizzle mode 2.  The pattern repeats every 512 B and stage buffers are 1024-B
+ * aligned (base offset 0); stepping K by 16 elements adds 32 B to the start address. */
+CVC_DEV uint64_t cvc_desc_kmajor_sw64(uint32_t smem_addr)
+{
+    return (uint64_t)((smem_addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) |
+           ((uint64_t)(512 >> 4) << 32) | ((uint64_t)2 << 62);
+}
+
 /* MN-major (transposed; f16/bf16 only), 128-byte swizzle: the tile is stored
  * as columns 64 elements wide (one TMA box each, `col_bytes` apart: LBO), each
  * a stack of 128-byte K rows; SBO = 1024 B between 8-row groups along K.  One
