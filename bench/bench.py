@@ -41,6 +41,7 @@ The package is imported from the repository's python/ directory (no installation
 """
 import argparse
 import json
+import signal
 import math
 import os
 import sys
@@ -539,12 +540,11 @@ def jobs(rows, args):
             yield r, op
 
 
-def bench_all(cat, args, peak, sm_count):
-    """One table per dtype, rows printed as they finish; the rows for the JSON."""
+def bench_all(cat, args, peak, sm_count, out):
+    """One table per dtype, rows printed as they finish and appended to `out` (the JSON's rows)."""
     import torch
     dts = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
     todo = [j for path in args.problems.split(",") for j in jobs(load(path), args)]
-    out = []
     for dtype in args.dtypes.split(","):
         print(f"\n## {dtype}\n{HEAD}\n{HEAD2}")
         rows = []
@@ -559,9 +559,8 @@ def bench_all(cat, args, peak, sm_count):
             else:
                 print_row(row, peak)
             rows.append(row)
+            out.append(row)
         print_geomeans(rows)
-        out += rows
-    return out
 
 
 def bench(args):
@@ -577,14 +576,25 @@ def bench(args):
     print(f"# {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}, "
           f"cudnn {torch.backends.cudnn.version()}; catalog {args.catalog}: {len(cat.entries)} kernels")
     print(f"# bf16 GEMM 8192^3 (torch.matmul): {peak:.1f} TFLOP/s = peak below; device copy {copy:.2f} TB/s")
-    rows = bench_all(cat, args, peak, props.multi_processor_count)
-    cat.close()
+    # A time limit (timeout's SIGTERM) ends the run as an interrupt: the rows finished so far are
+    # still written, marked partial.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    rows, partial = [], False
+    try:
+        bench_all(cat, args, peak, props.multi_processor_count, rows)
+        cat.close()
+    except KeyboardInterrupt:
+        partial = True
+        print(f"\ninterrupted: {len(rows)} row(s) done")
     if args.json:
         out = dict(device=props.name, sm_count=props.multi_processor_count, torch=torch.__version__,
                    cudnn=torch.backends.cudnn.version(), catalog=args.catalog, lib=args.lib,
-                   problems=args.problems, gemm_peak_tflops=peak, copy_tbs=copy, tolerance=TOLERANCE, rows=rows)
+                   problems=args.problems, gemm_peak_tflops=peak, copy_tbs=copy, tolerance=TOLERANCE, rows=rows,
+                   partial=partial)
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=1)
+    if partial:
+        return 2
     failed = sum(r["status"].startswith("FAIL") for r in rows)
     if failed:
         print(f"\n{failed} row(s) FAILED")

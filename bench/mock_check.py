@@ -176,11 +176,12 @@ def main():
         fh.flush()
         args = types.SimpleNamespace(problems=fh.name, ops="fprop,dgrad,wgrad", all_ops=True, classes=None,
                                      dtypes="fp16,fp32", max_candidates=3, check=False)
-        rows = bench.bench_all(CC, args, 700.0, 132)
+        rows, every, checked = [], [], []
+        bench.bench_all(CC, args, 700.0, 132, rows)
         args.dtypes, args.max_candidates = "fp32", 0   # every candidate, autotune, the paired re-timing
-        every = bench.bench_all(CC, args, 700.0, 132)
+        bench.bench_all(CC, args, 700.0, 132, every)
         args.dtypes, args.check = "fp16", True   # --check: the heuristic's pick once, untimed
-        checked = bench.bench_all(CC, args, 0.0, 132)
+        bench.bench_all(CC, args, 0.0, 132, checked)
     rows += every
     json.dumps(rows + checked)   # what bench.py --json writes: plain values only
     skipped = [r for r in rows + checked if r["status"].startswith("skipped")]
