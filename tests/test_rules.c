@@ -1129,8 +1129,10 @@ static void test_tma_reuses_b(void)
 }
 
 /* Tile K 32 (stages of one 64-byte row of K): priced ahead of its tile K 64 twin where a filter tap
- * has 32 channels (DenseNet's 3x3 dgrad of 32 filters: half of each 64-channel stage zero-fill) and
- * behind it where a tap has 64 or more (a stage's fixed cost, ROW_STAGE_US, paid twice as often). */
+ * has 32 channels (DenseNet's 3x3 dgrad of 32 filters: half of each 64-channel stage zero-fill; 2x
+ * on the H200) and behind it where a tap has 64 or more (the stages beyond the twin's each pay a
+ * stage's fixed latency, ROW_STAGE_US: S3D's 1x1x1 fprop of 832 channels at 8x2x7x7 ran 1.2-1.4x
+ * slower on it). */
 static void test_tile_k_32_pricing(void)
 {
     const cvc_entry d32 = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x32_s8_c1x1_coop");
@@ -1143,6 +1145,13 @@ static void test_tile_k_32_pricing(void)
     CU_ASSERT_TRUE(cvc_predict_us(&d32, unit_view(&p), 132) < cvc_predict_us(&d64, unit_view(&p), 132));
     p.k = 128;
     CU_ASSERT_TRUE(cvc_predict_us(&d32, unit_view(&p), 132) > cvc_predict_us(&d64, unit_view(&p), 132));
+    const cvc_entry f32 = unit_entry("sm90a_fprop_3d_bf16_bf16_f32_bf16_128x64x32_s8_c1x1_coop");
+    const cvc_entry f64 = unit_entry("sm90a_fprop_3d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_coop");
+    convcat_problem q = unit_problem(CONVCAT_FPROP, 3, CONVCAT_BF16, CONVCAT_BF16);
+    q.n = 8, q.d = 2, q.h = q.w = 7, q.c = 832, q.k = 192;
+    ACCEPT(f32, q);
+    ACCEPT(f64, q);
+    CU_ASSERT_TRUE(cvc_predict_us(&f32, unit_view(&q), 132) > cvc_predict_us(&f64, unit_view(&q), 132));
 }
 
 /* Packed groups: ResNeXt's stride-2 3x3 dgrad of 32 groups of 16 channels (28 x 28, batch 64) runs 4

@@ -64,9 +64,9 @@
 #define SWAP_STAGE 0.96                           /* a 64-filter swap kernel's stage over its pingpong twin's: wgmma
                                                      reads 40 KiB of shared memory a 256x64x64 stage, not 64 */
 #define HALO_STAGE 0.92                           /* a halo kernel's stage over the model's */
-#define ROW_STAGE_US 0.08                         /* a stage of one 64-byte row of K (tile K 32 of f16/bf16): the
-                                                     barrier round trip and wgmma batch of a stage, paid for half
-                                                     the K (an estimate, to be fitted on the H200) */
+#define ROW_STAGE_US 0.2                          /* a stage of one 64-byte row of K (tile K 32 of f16/bf16) that
+                                                     a full-row twin would not run: a stage's fixed latency (fitted
+                                                     on the H200, networks.txt's rows where the two differ) */
 #define EPILOGUE_US_PER_KB 0.035                  /* per KiB of output tile */
 #define TILE_FIXED_US 0.3
 #define ALONE_EPILOGUE 1.5                        /* fprop: the epilogue of a tile one warpgroup stores alone
@@ -140,8 +140,13 @@ static void tile_costs(const cvc_entry *e, const cvc_view *v, bool b_loaded, dou
                 (swap64 ? SWAP_STAGE : 1.0) * (halo && v->taps > 1 ? HALO_STAGE : 1.0);
     if (k->cluster_m * k->cluster_n > 1)
         *stage_us += CLUSTER_STAGE_US;
-    if (k->tile_k * in_bytes < e->swizzle_bytes)   /* a K row narrower than the swizzle span */
-        *stage_us += ROW_STAGE_US;
+    if (k->tile_k * in_bytes < e->swizzle_bytes) {   /* a K row narrower than the swizzle span */
+        /* The stages it runs beyond those of a full-row twin (a tap's channels past one narrow
+         * row) each pay a stage's fixed latency, which does not halve with the row. */
+        const int64_t ch = k->op == CONVCAT_DGRAD ? p->k : p->c;
+        const int64_t narrow = cvc_ceil_div(ch, k->tile_k), full = cvc_ceil_div(ch, e->swizzle_bytes / in_bytes);
+        *stage_us += ROW_STAGE_US * (double)(narrow - full) / (double)narrow;
+    }
     /* One warpgroup stores a pingpong tile (and a 64-filter swap one) alone, where coop's two share it. */
     const bool alone = k->op == CONVCAT_FPROP && (k->schedule == CONVCAT_PINGPONG || swap64);
     *fixed_us = EPILOGUE_US_PER_KB * k->tile_m * k->tile_n * out_bytes / 1024.0 * segment_cost(k, v) *
