@@ -41,9 +41,9 @@ The package is imported from the repository's python/ directory (no installation
 """
 import argparse
 import json
-import signal
 import math
 import os
+import signal
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))

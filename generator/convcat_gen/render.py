@@ -86,6 +86,7 @@ def sm90a_context(key: space.Key) -> dict:
     asm, outs = wgmma_instruction(mma_n, key.a, mn_a, mn_b)
     k_spans = space.k_spans(key)   # the template spells out one or two spans (tf32: one)
     a_row, b_row = space.stage_rows(key)
+    b_reuse = space.reuses_b(key)   # the producer loads B on a ring slot's first fill only
     assert k_spans in (1, 2) and (k_spans == 1 or not (smem_transpose or space.transposes_filter(key)))
     cluster = key.cluster_m * key.cluster_n > 1
     out_bytes = space.ELEM_BYTES[key.out]
@@ -146,7 +147,7 @@ def sm90a_context(key: space.Key) -> dict:
         # the producer (sm90a/producer.j2, common/im2col_tile.j2, common/loads_*.j2, common/wgrad_columns.j2)
         tile_setup="common/wgrad_columns.j2" if op == "wgrad" else "common/im2col_tile.j2",
         loads=f"common/loads_{op}.j2", tma=parts.tma_coords(key.dims, "cvc_tma_"),
-        b_reuse=space.reuses_b(key), b_guard="if (load_b) " if space.reuses_b(key) else "",
+        b_reuse=b_reuse, b_guard="if (load_b) " if b_reuse else "",
         shape=dict(A_SLICE="A_SLICE", B_SLICE="B_SLICE"),
         n0="tile.n * BN + cx * B_SLICE" if op == "fprop" else "tile.n * BN",
         n0_what="first filter of this CTA's B slice" if op == "fprop" else "first input channel of the tile",

@@ -143,7 +143,7 @@ static void tile_costs(const cvc_entry *e, const cvc_view *v, bool b_loaded, dou
     if (k->tile_k * in_bytes < e->swizzle_bytes) {   /* a K row narrower than the swizzle span */
         /* The stages it runs beyond those of a full-row twin (a tap's channels past one narrow
          * row) each pay a stage's fixed latency, which does not halve with the row. */
-        const int64_t ch = k->op == CONVCAT_DGRAD ? p->k : p->c;
+        const int64_t ch = v->gemm.k / v->taps;   /* a tap's channels: the GEMM's K per tap */
         const int64_t narrow = cvc_ceil_div(ch, k->tile_k), full = cvc_ceil_div(ch, e->swizzle_bytes / in_bytes);
         *stage_us += ROW_STAGE_US * (double)(narrow - full) / (double)narrow;
     }
