@@ -658,12 +658,14 @@ static void test_derived_fields_are_range_checked(void)
     REFUSE_THEN_OPEN(f, t, FAMILY, 0, CVC_FAMILY_TMA, "family 0 is not the schedule's");
     REFUSE_THEN_OPEN(f, g, FAMILY, CVC_FAMILY_DIRECT, CVC_FAMILY_GATHER, "is not the schedule's");
     REFUSE_THEN_OPEN(f, d, FAMILY, 200, CVC_FAMILY_DIRECT, "family 200 is not the schedule's");
-    /* Alignments divide the channel counts: never 0.  groups_mode is one of four. */
+    /* Alignments divide the channel counts: never 0.  groups_mode is one of five; packed is the grouped
+     * schedule's alone. */
     const char *align = "alignment or group fields out of range";
     REFUSE_THEN_OPEN(f, t, C_ALIGN, 0, 16, align);
     REFUSE_THEN_OPEN(f, t, K_ALIGN, 0, 16, align);
     REFUSE_THEN_OPEN(f, g, C_ALIGN, 0, 1, align);
-    REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_DEPTHWISE + 1, CVC_GROUPS_NONE, align);
+    REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_PACKED + 1, CVC_GROUPS_NONE, align);
+    REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_PACKED, CVC_GROUPS_NONE, "packed groups are the grouped schedule's");
     /* A TMA kernel runs groups only on its diagonal blocks (square wgrad tiles) and has a stride limit. */
     REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_ANY, CVC_GROUPS_NONE, "a TMA kernel with pointer-family group support");
     REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_DEPTHWISE, CVC_GROUPS_NONE, "pointer-family group support");

@@ -505,6 +505,40 @@ static const grouped_shape any_groups_3d[] = {
     GK3(2, 4, 8, 8, 64, 64, 2, 1, 0, 1, 1),         /* c = 32, 1x1x1 */
 };
 
+/* ---- grouped fprop by TMA (schedule grouped): a tile column of one group, or a pack of groups ---- */
+static const grouped_shape packed_groups_2d[] = {
+    GK2(4, 14, 14, 512, 512, 32, 3, 3, 1, 1, 1),    /* c = k = 16: packs of 4 (tile N 64) */
+    GK2(2, 9, 11, 64, 64, 4, 3, 3, 1, 2, 1),        /* c = k = 16, stride 2 */
+    GK2(2, 9, 9, 48, 48, 3, 3, 3, 1, 1, 1),         /* c = k = 16, a part pack (K < tile N) */
+    GK2(4, 7, 7, 1024, 1024, 32, 3, 3, 1, 1, 1),    /* c = k = 32: packs of 2 */
+    GK2(2, 10, 9, 64, 128, 4, 3, 3, 2, 1, 2),       /* c = 16, k = 32, dilation 2 */
+    GK2(2, 11, 13, 128, 256, 8, 1, 1, 0, 1, 1),     /* c = 16, k = 32, 1x1: packs of 4 at tile N 128 */
+    GK2(2, 9, 9, 256, 256, 2, 3, 3, 1, 1, 1),       /* c = k = 128: a group two or one tile columns */
+    GK2(2, 12, 10, 96, 256, 2, 3, 3, 1, 2, 1),      /* c = 48, k = 128: a stage reads the next group's channels */
+    GK2(2, 9, 7, 160, 512, 2, 5, 5, 2, 1, 1),       /* c = 80, k = 256: two channel blocks, the second part */
+    {32, {2, 1, 9, 11, 512, 512, 1, 3, 3, {0, 1, 1}, {0, 1, 2}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 1,
+          CONVCAT_ACT_GELU}},
+    /* ^ c = k = 16, asymmetric padding, alpha, beta, bias and GELU */
+    {2, {2, 1, 8, 9, 1024, 1024, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 2, 2}, {1, 1, 1}, 1.0f, 0.5f, 1,
+         CONVCAT_ACT_RELU}},
+    /* ^ c = k = 512, stride 2, beta, bias and ReLU */
+};
+
+static const grouped_shape packed_groups_1d[] = {
+    GK1(8, 256, 256, 256, 16, 5, 2, 1, 1),          /* c = k = 16 */
+    GK1(2, 99, 64, 64, 2, 3, 1, 2, 1),              /* c = k = 32, stride 2 */
+    GK1(2, 64, 256, 512, 2, 7, 3, 1, 2),            /* c = 128, k = 256, dilation 2 */
+    GK1(2, 81, 64, 128, 4, 3, 1, 1, 1),             /* c = 16, k = 32 */
+};
+
+static const grouped_shape packed_groups_3d[] = {
+    GK3(2, 5, 7, 9, 128, 128, 8, 3, 1, 1, 1),       /* c = k = 16 */
+    GK3(2, 4, 6, 6, 64, 128, 4, 3, 1, 2, 1),        /* c = 16, k = 32, stride 2 */
+    GK3(2, 4, 8, 8, 256, 256, 2, 1, 0, 1, 1),       /* c = k = 128, 1x1x1 */
+    GK3(1, 4, 6, 7, 64, 64, 2, 3, 1, 1, 1),         /* c = k = 32 */
+    GK3(1, 3, 5, 6, 192, 256, 2, 3, 1, 1, 1),       /* c = 96, k = 128: two channel blocks, the second part */
+};
+
 /* ---- odd and small channel counts (groups 1): the stems, squeeze-and-excite, classifiers -- */
 
 static const shape odd_channels_2d[] = {
@@ -672,6 +706,7 @@ typedef struct grouped_list {
 static const grouped_list grouped[3] = {LIST(grouped_1d), LIST(grouped_2d), LIST(grouped_3d)};   /* [dims - 1] */
 static const shape_list wgrad_tf32_lists[3] = {LIST(wgrad_tf32_1d), LIST(wgrad_tf32_2d), LIST(wgrad_tf32_3d)};
 static const grouped_list any_groups[3] = {LIST(any_groups_1d), LIST(any_groups_2d), LIST(any_groups_3d)};
+static const grouped_list packed_groups[3] = {LIST(packed_groups_1d), LIST(packed_groups_2d), LIST(packed_groups_3d)};
 static const shape_list odd_channels[3] = {LIST(odd_channels_1d), LIST(odd_channels_2d), LIST(odd_channels_3d)};
 static const grouped_list depthwise[3] = {LIST(depthwise_1d), LIST(depthwise_2d), LIST(depthwise_3d)};
 static const grouped_list small_groups[3] = {LIST(small_groups_1d), LIST(small_groups_2d), LIST(small_groups_3d)};
@@ -781,8 +816,10 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
         return 0;
     }
     if (p.groups > 1 && convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK &&
-        strstr(why, "this kernel takes groups = 1")) {
-        ++grouped_by_design;   /* only wgrad TMA kernels of tile M == N, cluster M 1 run grouped problems */
+        (strstr(why, "this kernel takes groups = 1") ||
+         (e->schedule == CONVCAT_GROUPED && strstr(why, "a tile column takes one group of k a multiple of")))) {
+        ++grouped_by_design;   /* wgrad TMA kernels of tile M == N, cluster M 1 run grouped problems, and
+                                  the grouped schedule's fprop kernels those of whole groups a tile column */
         return 0;
     }
     if (e->family == CONVCAT_FAMILY_DIRECT && convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK &&
@@ -1041,6 +1078,16 @@ static void test_kernel(void)
     CU_ASSERT_FATAL((int)e.op >= 0 && (int)e.op < 3 && e.dims >= 1 && e.dims <= 3);
     const shape_list *set = &lists[e.op][e.dims - 1];
     int ran = 0;
+    if (e.schedule == CONVCAT_GROUPED) {   /* grouped fprop only (problems 900..): its groups = 1 twin is coop */
+        ran = run_grouped(index, &e, &packed_groups[e.dims - 1], 900, NULL);
+        if (ran < 3) {
+            ++failures;
+            printf("\n  %s ran %d packed-group problems: fewer than 3", key, ran);
+        }
+        CU_ASSERT_TRUE(ran >= 3);
+        printf("(%d grouped problems run) ", ran);
+        return;
+    }
     if (e.family == CONVCAT_FAMILY_DIRECT) {   /* depthwise problems (400..) and small groups (450..) only */
         ran = run_grouped(index, &e, &depthwise[e.dims - 1], 400, direct_ran[e.op][e.dims - 1][e.a_type & 7]);
         direct_kernels[e.op][e.dims - 1][e.a_type & 7] = 1;

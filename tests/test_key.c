@@ -293,8 +293,10 @@ static void test_names_cover_exactly_the_enums(void)
     CU_ASSERT_STRING_EQUAL(convcat_schedule_name(CONVCAT_GATHER), "gather");
     CU_ASSERT_STRING_EQUAL(convcat_schedule_name(CONVCAT_DIRECT), "direct");
     CU_ASSERT_EQUAL(CONVCAT_GATHER, 7);
+    CU_ASSERT_STRING_EQUAL(convcat_schedule_name(CONVCAT_GROUPED), "grouped");
     CU_ASSERT_EQUAL(CONVCAT_DIRECT, 8);
-    CU_ASSERT_PTR_NULL(convcat_schedule_name((convcat_schedule)9));
+    CU_ASSERT_EQUAL(CONVCAT_GROUPED, 9);
+    CU_ASSERT_PTR_NULL(convcat_schedule_name((convcat_schedule)10));
     CU_ASSERT_PTR_NULL(convcat_schedule_name((convcat_schedule)-1));
     CU_ASSERT_EQUAL(cvc_dtype_bytes(CONVCAT_F16), 2);
     CU_ASSERT_EQUAL(cvc_dtype_bytes(CONVCAT_BF16), 2);

@@ -171,6 +171,11 @@ static drawn draw(uint64_t seed, int family, const convcat_entry_info *kinds, si
             const int c = cg[uniform(&r, 0, 3)];
             p->groups = uniform(&r, 1, 4);
             p->c = p->k = c * p->groups;
+        } else if (e->groups_mode == 4 && !chance(&r, 10)) {   /* grouped fprop: packs, or k a multiple of tile N */
+            static const int cg[] = {8, 16, 32, 48, 80}, kg[] = {16, 32, 64, 128, 256};
+            p->groups = uniform(&r, 2, 8);
+            p->c = cg[uniform(&r, 0, 4)] * p->groups;
+            p->k = kg[uniform(&r, 0, 4)] * p->groups;
         } else if (chance(&r, 3)) {   /* groups where the kernel does not take them: refused */
             p->groups = 2, p->c = 2 * uniform(&r, 1, 32), p->k = 2 * uniform(&r, 1, 32);
         }

@@ -470,6 +470,71 @@ static void test_grouped_wgrad_cases(void)
     BOTH(narrow, p, groups, 8, 16, "C / groups = 8 channels per group: this kernel's grouped wgrad takes 16");
 }
 
+/* Grouped fprop by TMA (schedule grouped, groups_mode packed: space.groups_fprop): a tile column
+ * within one group (k = K / groups a multiple of tile N), or a pack of tile N / k whole groups of k
+ * and c in the kernel's mask (16, 32) whose P x c channels fit tile K (64); groups = 1 and other
+ * groups refused.  The plan's K loop runs over a group's channels. */
+#define G64 "sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_grouped"
+#define G128 "sm90a_fprop_2d_f16_f16_f32_f16_128x128x64_s4_c1x1_grouped"
+static const group_case packed_cases[] = {
+    {G64, 512, 512, 32, NULL},     /* c = k = 16: packs of 4 */
+    {G64, 1024, 1024, 32, NULL},   /* c = k = 32: packs of 2 */
+    {G64, 128, 64, 4, NULL},       /* c = 16, k = 32 */
+    {G64, 48, 48, 3, NULL},        /* c = k = 16, a part pack (K < tile N) */
+    {G64, 256, 256, 2, NULL},      /* c = k = 128: two tile columns a group */
+    {G64, 256, 96, 2, NULL},       /* c = 48, k = 128: a group's stage reads the next group's channels */
+    {G128, 256, 128, 8, NULL},     /* c = 16, k = 32: packs of 4 at tile N 128 */
+    {G128, 512, 160, 2, NULL},     /* c = 80, k = 256 */
+    {G64, 64, 64, 1, "groups = 1: this kernel runs grouped problems"},
+    {G64, 256, 256, 32, "groups = 32: k = 8 filters, c = 8 channels a group; a tile column takes one group of k a "
+                        "multiple of 64, or a pack of groups of k and c in 16, 32 within a 64-channel stage"},
+    {G64, 192, 192, 8, "k = 24 filters, c = 24 channels a group"},
+    {G64, 512, 1024, 16, "k = 32 filters, c = 64 channels a group"},   /* 2 x 64 channels > tile K */
+    {G64, 96, 96, 2, "k = 48 filters, c = 48 channels a group"},
+    {G64, 128, 128, 32, "C / groups = 4 channels per group: a multiple of 8"},
+    {G128, 512, 512, 32, "k = 16 filters, c = 16 channels a group"},   /* 8 groups of 16 channels > tile K */
+    {G128, 512, 512, 16, "within a 64-channel stage"},                 /* 4 x 32 channels */
+    {G128, 128, 128, 2, "k = 64 filters, c = 64 channels a group"},    /* no n64 pack compiled */
+};
+
+static void test_grouped_fprop_cases(void)
+{
+    int ok = 0;
+    for (size_t i = 0; i < CVC_ARRAY_LEN(packed_cases); ++i) {
+        const group_case *gc = &packed_cases[i];
+        const cvc_entry e = unit_entry(gc->key);
+        convcat_problem p = unit_problem(e.k.op, e.k.dims, e.k.a, e.k.out);
+        p.k = gc->k, p.c = gc->c, p.groups = gc->groups;
+        expect(__LINE__, &e, &p, gc->refused ? CONVCAT_ERR_UNSUPPORTED : CONVCAT_OK, gc->refused);
+        if (gc->refused)
+            continue;
+        ++ok;
+        const cvc_view *v = unit_view(&p);
+        CU_ASSERT_EQUAL(e.groups_mode, CVC_GROUPS_PACKED);
+        CU_ASSERT_FALSE(cvc_has(&e, CVC_F_VERIFIED));   /* the GPU suite has not run the schedule yet */
+        CU_ASSERT_EQUAL(cvc_k_iters(&e, v), v->taps * cvc_ceil_div(p.c / p.groups, e.k.tile_k));
+        CU_ASSERT_EQUAL(cvc_tiles_n(&e, v), cvc_ceil_div(p.k, e.k.tile_n));
+        int iters;
+        CU_ASSERT_EQUAL(cvc_splits(&e, v, 132, &iters), 1);
+        cvc_im2col_desc a;
+        cvc_tiled_desc b;
+        unit_fprop_descs(&e, &p, &a, &b);
+        CU_ASSERT_EQUAL(a.dims[0], (uint64_t)p.c);            /* x: all channels, read at a column's groups' */
+        CU_ASSERT_EQUAL(b.dims[0], (uint64_t)(p.c / p.groups));   /* the filters: (c, taps, K) */
+    }
+    CU_ASSERT_EQUAL(ok, 8);
+    /* The mask is the entry's: without 32 in it, packs of 32 filters are refused. */
+    cvc_entry narrow = unit_entry(G64);
+    narrow.group_c_mask &= ~(1u << 5);
+    convcat_problem p = unit_problem(CONVCAT_FPROP, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.c = p.k = 1024;
+    BOTH(narrow, p, groups, 64, 32, "k = 32 filters, c = 32 channels a group");
+    /* Coop fprop kernels still refuse grouped problems; their grouped twin is a kernel of its own. */
+    const cvc_entry coop = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_coop");
+    p.c = p.k = 512;
+    BOTH(coop, p, groups, 1, 32, "groups = 32: this kernel takes groups = 1");
+}
+
 /* 32 and 64 channels per group: in every diagonal kernel's group_c_mask, so they run. */
 static void test_grouped_wgrad_of_32_and_64_channels(void)
 {
@@ -2005,6 +2070,7 @@ int main(void)
         {"gather splits fprop and dgrad", test_gather_splits_fprop_and_dgrad},
         {"gather packs groups", test_gather_packs_groups},
         {"tma reuses B", test_tma_reuses_b},
+        {"grouped fprop: whole groups a tile column", test_grouped_fprop_cases},
         {"tile K 32 pricing", test_tile_k_32_pricing},
         {"dgrad phase boxes stand for every phase", test_dgrad_phase_boxes_stand_for_every_phase},
         {"dgrad phase sizes count every residue", test_dgrad_phase_sizes_count_every_residue},

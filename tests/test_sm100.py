@@ -60,7 +60,7 @@ class Rules(unittest.TestCase):
             self.assertInvalid(variant(PAIR, op=op, tile_n=64), "per CTA of the pair")
             self.assertValid(variant(PAIR, op=op, tile_n=128))
         self.assertInvalid(variant(ONE, schedule="coop"), "sm100a kernels are 1sm or 2sm")
-        self.assertInvalid(variant(ONE, arch="sm90a"), "schedule 1sm: coop, pingpong, swap, halo, gather or direct")
+        self.assertInvalid(variant(ONE, arch="sm90a"), "schedule 1sm: coop, pingpong, swap, halo, grouped, gather or direct")
 
     def test_umma_shapes(self):
         self.assertInvalid(variant(ONE, tile_m=64), "tile M 64")

@@ -24,7 +24,8 @@ HEADER_BYTES, ENTRY_BYTES, KEY_BYTES, BLOB_ALIGN = 64, 256, 112, 256
 ARCH = {"sm90a": 1, "sm100a": 2}
 OP = {"fprop": 0, "dgrad": 1, "wgrad": 2}
 DTYPE = {"f16": 1, "bf16": 2, "tf32": 3, "f32": 4, "e4m3": 5, "e5m2": 6}
-SCHEDULE = {"coop": 1, "pingpong": 2, "1sm": 3, "2sm": 4, "swap": 5, "halo": 6, "gather": 7, "direct": 8}
+SCHEDULE = {"coop": 1, "pingpong": 2, "1sm": 3, "2sm": 4, "swap": 5, "halo": 6, "gather": 7, "direct": 8,
+            "grouped": 9}
 PUBLIC = {"ARCH": ("CONVCAT_ARCH_", ARCH), "OP": ("CONVCAT_", OP), "DTYPE": ("CONVCAT_", DTYPE),
           "SCHEDULE": ("CONVCAT_", SCHEDULE)}
 
@@ -45,7 +46,7 @@ FLAGS = {
     "TRANSPOSES_FILTER": "tf32 dgrad: KEY_transpose (exported) first copies the filter K-major into the workspace",
     "GROUPED_SPLITS": "grouped problems may split their K loop too",
     "CHAINED": "waits for the stream's previous kernel (griddepcontrol): launched with programmatic serialization",
-    "VERIFIED": "the GPU suite has executed kernels of this arch and family",
+    "VERIFIED": "the GPU suite has executed kernels of this arch, family and schedule",
     "PACKS_GROUPS": "gather fprop and dgrad: a CTA may take a pack of adjacent groups as one block-diagonal GEMM",
     "REUSES_B": "TMA fprop and dgrad: where every tile runs the same K stages of one tile column and they divide "
                 "the ring, a ring slot's B (filters) loads on its first fill only",
@@ -60,6 +61,9 @@ GROUPS_MODE = {
     "any": 2,        # any groups dividing C and K
     "depthwise": 3,  # C / groups = 1 channel per group, any K / groups filters per group; or c = K / groups
                      # = C / groups channels and filters per group where group_c_mask has c's bit
+    "packed": 4,     # fprop, groups > 1, a tile column within whole groups: k = K / groups a multiple of tile N,
+                     # or packs of tile N / k groups with k and c = C / groups in group_c_mask and the pack's
+                     # channels within tile K (space.groups_fprop)
 }
 
 # (name, struct code, what it holds).  Order is the byte order of the record.
@@ -105,7 +109,8 @@ RECORD = (
     ("k_align", "H", "K must be a multiple of this"),
     ("max_stride", "B", "largest traversal stride (0: any)"),
     ("groups_mode", "B", "GROUPS_MODE"),
-    ("group_c_mask", "I", "groups_mode diagonal and depthwise: bit i set where c = 2^i channels per group are taken"),
+    ("group_c_mask", "I", "groups_mode diagonal and depthwise: bit i set where c = 2^i channels per group are "
+     "taken; packed: where packs take groups of 2^i filters and of 2^i channels"),
     ("halo_cols", "B", "halo: output columns of a block"),
     ("halo_reach", "B", "halo: input pixels a block's tile reaches past it (the filter's reach)"),
     ("halo_tile_rows", "H", "halo: rows of a block's input tile"),

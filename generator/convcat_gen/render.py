@@ -87,6 +87,12 @@ def sm90a_context(key: space.Key) -> dict:
     k_spans = space.k_spans(key)   # the template spells out one or two spans (tf32: one)
     a_row, b_row = space.stage_rows(key)
     b_reuse = space.reuses_b(key)   # the producer loads B on a ring slot's first fill only
+    packs = space.groups_fprop(key)   # schedule grouped: tile columns of whole groups, maybe packs of them
+    pack_variants = space.pack_variants(key) if packs else []
+    pack_mmas = []
+    for w in sorted({v.k for v in pack_variants}):
+        w_asm, w_outs = wgmma_instruction(w, key.a)
+        pack_mmas.append(dict(n=w, fn=f"wgmma_step_n{w}", asm=w_asm, outs=w_outs, scale_d_operand=w // 2 + 2))
     assert k_spans in (1, 2) and (k_spans == 1 or not (smem_transpose or space.transposes_filter(key)))
     cluster = key.cluster_m * key.cluster_n > 1
     out_bytes = space.ELEM_BYTES[key.out]
@@ -127,6 +133,16 @@ def sm90a_context(key: space.Key) -> dict:
         halo_bufs=space.HALO_BUFS, halo_buf=space.halo_buffer_bytes(key) if halo else 0,
         halo_chunk_rows=cfg.y_box_rows // space.HALO_COLS,
         row_tables=space.ROW_TABLES, row_table=cfg.atoms * 64 * 8,
+        packs=packs, pack_mmas=pack_mmas,
+        pack_select="".join(f"p.group_filters == {v.k} && p.group_channels == {v.c} ? {i} : "
+                            for i, v in enumerate(pack_variants, 1)) + "0",
+        # one consumer function per pack a grouped kernel compiles (consume_packI, its MMAs inlined
+        # unbranched), chosen once per CTA; other kernels: one, consume
+        consumers=[dict(suffix="", guard="if (pack == 0) " if packs else "", pack=None)] +
+                  [dict(suffix=f"_pack{i}", guard=f"else if (pack == {i}) ",
+                        pack=dict(k=v.k, c=v.c, regs=v.k // 2, groups=key.tile_n // v.k, steps=v.c // space.PACK_CHANNELS,
+                                  c_bytes=v.c * space.ELEM_BYTES[key.a], fn=f"wgmma_step_n{v.k}"))
+                   for i, v in enumerate(pack_variants, 1)],
         producer_regs=cfg.producer_regs, consumer_regs=cfg.consumer_regs,
         # the wgmma instruction (sm90a/wgmma.j2)
         wgmma_asm=asm, wgmma_outs=outs, scale_d_operand=mma_n // 2 + 2, mma_n=cfg.wg_n,
@@ -151,14 +167,15 @@ def sm90a_context(key: space.Key) -> dict:
         shape=dict(A_SLICE="A_SLICE", B_SLICE="B_SLICE"),
         n0="tile.n * BN + cx * B_SLICE" if op == "fprop" else "tile.n * BN",
         n0_what="first filter of this CTA's B slice" if op == "fprop" else "first input channel of the tile",
-        spans=[dict(a="dst_a", b="dst_b", c="c")] +
-              ([dict(a="dst_a + A_SPAN", b="dst_b + B_SPAN", c="c + COL_CH")] if k_spans > 1 else []),
+        spans=[dict(a="dst_a", b="dst_b", c="c", ca="c + chan0" if packs else "c")] +
+              ([dict(a="dst_a + A_SPAN", b="dst_b + B_SPAN", c="c + COL_CH", ca="c + COL_CH")] if k_spans > 1 else []),
+        group_chan0=packs,
         b_krow="c + (int)cx * B_SLICE", b_pixel="kb * BK + (int)cx * B_SLICE", b_column="COL_CH * j",
         grouped_c0=" + c0" if grouped else "",
         # the consumers (sm90a/consumer.j2, sm90a/mainloop_*.j2, sm90a/mma_stage*.j2)
         wg_m0=wg_m0, wg_n0=wg_n0, storer_wg_n0="c * WG_N" if cfg.split == "n" else "0",
         strided_param=", bool strided" if scatter else "",
-        mma=_sm90a_mma(swap, smem_transpose, mn_a, mn_b, k_spans, a_row, b_row),
+        mma=_sm90a_mma(swap, smem_transpose, mn_a, mn_b, k_spans, a_row, b_row, packs),
         tap_columns=["common/wgrad_tap.j2"] if op == "wgrad" else [],
         col_tile_terms=" + wg_n0" + (" + (p->group_channels ? tile.m * BM : 0)" if grouped else ""),
         epilogue_args=dict(row="tile.m" if halo else "tile.m * BM + wg_m0",
@@ -177,9 +194,10 @@ def sm90a_context(key: space.Key) -> dict:
 
 
 def _sm90a_mma(swap: bool, smem_transpose: bool, mn_a: bool, mn_b: bool, k_spans: int, a_row: int,
-               b_row: int) -> dict:
+               b_row: int, packs: bool = False) -> dict:
     """One stage's MMAs (sm90a/mma_stage*.j2): the operands' stage bases and wgmma descriptors
-    (a K-major operand's by its row, space.stage_rows: 128-byte or 64-byte swizzle)."""
+    (a K-major operand's by its row, space.stage_rows: 128-byte or 64-byte swizzle); schedule
+    grouped (packs) adds the MMAs of packs of groups (sm90a/mma_stage_grouped.j2)."""
     kmajor = {space.SWIZZLE_BYTES: "cvc_desc_kmajor_sw128", space.SWIZZLE_BYTES // 2: "cvc_desc_kmajor_sw64"}
     def kstep(span):
         # wgmma step k's byte offset in a K-major stage: kmajor_step, or plainly 32 * k for one span
@@ -195,7 +213,7 @@ def _sm90a_mma(swap: bool, smem_transpose: bool, mn_a: bool, mn_b: bool, k_spans
     else:
         a_base = "sa + stage * A_STAGE + " + ("(wg_m0 / 64) * COL_BYTES" if mn_a else "wg_m0 * A_ROW")
         b_base = "sb + stage * B_STAGE + " + ("(wg_n0 / 64) * COL_BYTES" if mn_b else "wg_n0 * B_ROW")
-    return dict(stage="sm90a/mma_stage.j2", a_base=a_base, b_base=b_base,
+    return dict(stage="sm90a/mma_stage_grouped.j2" if packs else "sm90a/mma_stage.j2", a_base=a_base, b_base=b_base,
                 a_desc=("cvc_desc_mnmajor_sw128(a_base + a * COL_BYTES + 2048 * k, COL_BYTES)" if mn_a else
                         f"{kmajor[a_row]}(a_base + a * 64 * A_ROW + {kstep('A_SPAN')})"),
                 b_desc=("cvc_desc_mnmajor_sw128(b_base + 2048 * k, COL_BYTES)" if mn_b else

@@ -364,7 +364,7 @@ def context(key: space.Key) -> dict:
             "tile.n * BN + cx * N_CTA" if pair else "tile.n * BN"),
         n0_what=("first filter of this CTA's B slice" if op == "fprop" else
                  "first input channel of this CTA's half of the tile" if pair else "first input channel of the tile"),
-        spans=[dict(a="dst_a", b="dst_b", c="c")],
+        spans=[dict(a="dst_a", b="dst_b", c="c", ca="c")], group_chan0=False,
         b_krow="c" + cx_b_slice, b_pixel="kb * BK" + cx_b_slice,
         b_column="COL_CH * j" + (" + (int)cx * N_CTA" if pair else ""), grouped_c0=" + c0" if grouped else "",
         # the epilogue (sm100a/store_*.j2, sm100a/epilogue.j2) and the kernel

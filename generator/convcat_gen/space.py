@@ -19,9 +19,9 @@ ARCHES = ("sm90a", "sm100a")
 OPS = ("fprop", "dgrad", "wgrad")
 DIMS = (1, 2, 3)
 DTYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2")
-SCHEDULES = ("coop", "pingpong", "1sm", "2sm", "swap", "halo", "gather", "direct")
-# sm90a: coop, pingpong, swap, halo; sm100a: 1sm, 2sm (sm100.py); both arches: gather (gather.py,
-# any groups and channel counts) and direct (direct.py, depthwise).
+SCHEDULES = ("coop", "pingpong", "1sm", "2sm", "swap", "halo", "gather", "direct", "grouped")
+# sm90a: coop, pingpong, swap, halo, grouped; sm100a: 1sm, 2sm (sm100.py); both arches: gather
+# (gather.py, any groups and channel counts) and direct (direct.py, depthwise).
 TILE_MN = (64, 128, 160, 192, 256)
 TILE_K = (32, 64, 128)
 STAGES = tuple(range(2, 9))
@@ -331,6 +331,52 @@ def dgrad_scatters(key: Key) -> bool:
     return _sm90_scatters(key, derive(key).acc_regs)
 
 
+def groups_fprop(key: Key) -> bool:
+    """sm90a schedule "grouped": coop's warpgroups and pipeline on grouped fprop (groups > 1),
+    each tile column within whole groups.  A column holds either part of one group (filters per
+    group k a multiple of tile N: the plain MMAs) or a pack of P = tile N / k whole groups of
+    k in PACK_FILTERS filters, whose P x c channels fit one stage (P x c <= tile K, c a multiple
+    of PACK_CHANNELS): per k16 step one wgmma m64nk per group, A at the group's channels of the
+    stage, B at its k filters.  The producer loads A at the column's first group's channels
+    (x's channels (n0 / k) * c on) and B from the filters as (c, taps, K), whose channels past c
+    TMA zero-fills, so that a stage's channels of the next group meet zeros.  The accumulators
+    of the P groups' m64nk MMAs are those of one m64n(tile N) MMA, so the epilogue is coop's.
+    The index records it (groups_mode "packed", group_c_mask: the pack widths)."""
+    return key.arch == "sm90a" and key.schedule == "grouped"
+
+
+PACK_FILTERS = (16, 32)   # filters k per group of a pack: the wgmma widths (m64n16, m64n32) compiled
+PACK_CHANNELS = 16        # a pack's groups start at whole k16 wgmma steps of the stage's 16-bit channels
+
+
+@dataclasses.dataclass(frozen=True)
+class PackVariant:
+    """Packs of tile N / k groups of k filters and c channels (schedule grouped)."""
+    k: int
+    c: int
+
+
+def pack_variants(key: Key) -> list:
+    """The packs a grouped kernel's consumers compile, one MMA loop each: k in PACK_FILTERS
+    with two groups or more a tile column, c whole k16 steps with the pack's channels in one
+    stage (P x c <= tile K)."""
+    out = []
+    for k in PACK_FILTERS:
+        groups = key.tile_n // k
+        if groups >= 2 and key.tile_n % k == 0:
+            out += [PackVariant(k, c) for c in range(PACK_CHANNELS, key.tile_k // groups + 1, PACK_CHANNELS)]
+    return out
+
+
+def pack_widths(key: Key) -> tuple:
+    """The group widths of a grouped kernel's packs, as filters k or channels c (the index's
+    group_c_mask, so powers of two; the runtime also checks that a pack's P x c channels fit
+    tile K, which with these widths picks exactly pack_variants)."""
+    widths = tuple(sorted({v.k for v in pack_variants(key)} | {v.c for v in pack_variants(key)}))
+    assert all(w & (w - 1) == 0 for w in widths), widths
+    return widths
+
+
 def splits_k(key: Key) -> bool:
     """Can this kernel split its K loop into slices (f32 partial sums + KEY_reduce)?
 
@@ -340,8 +386,8 @@ def splits_k(key: Key) -> bool:
     """
     if key.arch != "sm90a":
         return key.op == "wgrad"
-    if swaps_operands(key):
-        return False   # its transposing epilogue stores 16-bit outputs only, no f32 partial sums
+    if swaps_operands(key) or groups_fprop(key):
+        return False   # swap: its transposing epilogue stores 16-bit outputs only; grouped: not built
     return key.op == "wgrad" or (key.op == "fprop" and derive(key).acc_regs < SM90_ACC_REG_BUDGET)
 
 
@@ -351,7 +397,7 @@ def reuses_b(key: Key) -> bool:
     same stage of B for every tile, and the producer loads it on the slot's first fill only.
     1x1 layers of few channels run one K stage a tile: their filters loaded once a CTA, not
     once a tile.  The index records it (flag REUSES_B)."""
-    return key.arch == "sm90a" and key.op != "wgrad" and not halo_tiles(key)
+    return key.arch == "sm90a" and key.op != "wgrad" and not halo_tiles(key) and not groups_fprop(key)
 
 
 def swaps_operands(key: Key) -> bool:
@@ -526,8 +572,8 @@ def _why_invalid(key: Key) -> str | None:
     if k.a != "tf32" and k.out not in (k.a, "f32"):
         return f"output {k.out}: an {k.a} kernel writes {k.a} or f32"
     # schedule
-    if k.schedule not in ("coop", "pingpong", "swap", "halo"):
-        return f"schedule {k.schedule}: coop, pingpong, swap, halo, gather or direct"
+    if k.schedule not in ("coop", "pingpong", "swap", "halo", "grouped"):
+        return f"schedule {k.schedule}: coop, pingpong, swap, halo, grouped, gather or direct"
     if k.schedule == "swap":
         if k.op != "fprop" or k.a == "tf32" or k.out != k.a:
             return (f"schedule swap: fprop of f16/bf16 to the same type only (its epilogue transposes "
@@ -547,6 +593,19 @@ def _why_invalid(key: Key) -> str | None:
             return f"schedule halo: tile K {k.tile_k}: one 128-byte channel block per input tile"
         if (k.cluster_m, k.cluster_n) != (1, 1):
             return f"schedule halo: cluster {k.cluster_m}x{k.cluster_n}: 1x1 only (no multicast of input tiles)"
+    if k.schedule == "grouped":
+        if k.op != "fprop" or k.a == "tf32":
+            return (f"schedule grouped: fprop of f16/bf16 only (a pack's groups start at whole k16 wgmma "
+                    f"steps; this is {k.op} {k.a})")
+        if k.tile_m not in (128, 256) or k.tile_n not in (64, 128):
+            return (f"schedule grouped: tile M 128 or 256 (the warpgroups split the rows, each over the whole "
+                    f"column's groups) and tile N 64 or 128; this is {k.tile_m}x{k.tile_n}")
+        if k.tile_k * ELEM_BYTES[k.a] != SWIZZLE_BYTES:
+            return (f"schedule grouped: tile K {k.tile_k}: a stage is one 128-byte swizzle row of channels "
+                    f"(a pack's groups at 32-byte steps of it)")
+        if (k.cluster_m, k.cluster_n) != (1, 1):
+            return (f"schedule grouped: cluster {k.cluster_m}x{k.cluster_n}: 1x1 only (a tile column's A is "
+                    "its own groups' channels, which no other column shares)")
     if transposes_stages(k) and k.schedule != "coop":
         return ("schedule pingpong for tf32 wgrad: both consumer warpgroups share each stage's copy into the "
                 "K-major scratch (tf32 wgmma reads K-major operands only), which needs the coop schedule")
@@ -658,8 +717,10 @@ def product(arch=ARCHES, op=OPS, dims=DIMS, dtypes=None, tiles=None, stages=STAG
 # ----------------------------------------------------------------------------
 # The catalog index: every field of a kernel's record but its code blob.
 
-# (arch, family) pairs whose kernels the GPU suite (tests/test_gpu.c) has executed.
+# (arch, family) pairs whose kernels the GPU suite (tests/test_gpu.c) has executed, but for the
+# (arch, schedule) pairs it has not run yet.
 VERIFIED = {("sm90a", "tma"), ("sm90a", "gather"), ("sm90a", "direct")}
+NOT_YET_RUN = {("sm90a", "grouped")}
 
 
 def _lcm(a: int, b: int) -> int:
@@ -690,10 +751,13 @@ def _tma_capabilities(key: Key) -> dict:
         flags.append("CHAINED")
     out_align = 16 // ELEM_BYTES[key.out]
     mma_n = key.tile_m if swaps_operands(key) else cfg.wg_n
+    groups_mode = "diagonal" if groups_wgrad(key) else "packed" if groups_fprop(key) else "none"
+    group_widths = (GROUP_CHANNELS if groups_mode == "diagonal" else pack_widths(key) if groups_mode == "packed"
+                    else ())
     return dict(family="tma", flags=tuple(flags), acc_regs=cfg.acc_regs, wg_n=cfg.wg_n if sm90 else 0,
                 mma_n=mma_n, c_align=_lcm(16 // ELEM_BYTES[key.a], out_align), k_align=_lcm(8, out_align),
-                max_stride=8, groups_mode="diagonal" if groups_wgrad(key) else "none",
-                group_c_mask=sum(1 << (c.bit_length() - 1) for c in GROUP_CHANNELS) if groups_wgrad(key) else 0,
+                max_stride=8, groups_mode=groups_mode,
+                group_c_mask=sum(1 << (c.bit_length() - 1) for c in group_widths),
                 halo_cols=HALO_COLS if halo_tiles(key) else 0, halo_reach=HALO_REACH if halo_tiles(key) else 0,
                 halo_tile_rows=halo_tile_rows(key) if halo_tiles(key) else 0,
                 a_stage_bytes=cfg.a_stage_bytes, b_stage_bytes=cfg.b_stage_bytes, epi_bytes=cfg.epi_bytes,
@@ -715,7 +779,8 @@ def index_values(key: Key) -> dict:
         caps = direct.capabilities(key)
     else:
         caps = _tma_capabilities(key)
-    flags = caps.pop("flags") + (("VERIFIED",) if (key.arch, fam) in VERIFIED else ())
+    verified = (key.arch, fam) in VERIFIED and (key.arch, key.schedule) not in NOT_YET_RUN
+    flags = caps.pop("flags") + (("VERIFIED",) if verified else ())
     vals = {name: 0 for name, _, _ in index.RECORD}
     vals.update(caps)
     vals.update(key=key.name(), arch=index.ARCH[key.arch], op=index.OP[key.op], dims=key.dims,

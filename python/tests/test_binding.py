@@ -133,8 +133,9 @@ class TestAbi(unittest.TestCase):
         self.assertEqual(set(_capi.SCHEDULE_NAMES), set(_capi.SCHEDULES.values()))
         self.assertEqual(_capi.SCHEDULE_NAMES[_capi.CONVCAT_GATHER], "gather")
         self.assertEqual(_capi.SCHEDULE_NAMES[_capi.CONVCAT_DIRECT], "direct")
+        self.assertEqual(_capi.SCHEDULE_NAMES[_capi.CONVCAT_GROUPED], "grouped")
         self.assertEqual(set(_capi.FAMILY_NAMES), set(_capi.FAMILIES.values()))
-        self.assertEqual(sorted(_capi.GROUPS_MODE_NAMES), [0, 1, 2, 3])
+        self.assertEqual(sorted(_capi.GROUPS_MODE_NAMES), [0, 1, 2, 3, 4])
 
 
 class TestDiscovery(unittest.TestCase):

@@ -93,10 +93,11 @@ typedef enum convcat_dtype {
 
 typedef enum convcat_arch { CONVCAT_ARCH_ANY = 0, CONVCAT_ARCH_SM90A = 1, CONVCAT_ARCH_SM100A = 2 } convcat_arch;
 
-/** sm90a: coop, pingpong, swap, halo (warpgroup schedules; swap is pingpong with wgmma's operands
- *  swapped, M = the tile's 64 filters, N = its pixels; halo is swap on tiles of output rows x 8 columns
- *  whose input pixels load once per channel block, for all filter taps: 2D, unit stride, filters
- *  reaching at most 2 pixels past a block); sm100a: 1sm, 2sm (tcgen05.mma CTA group).  Both arches:
+/** sm90a: coop, pingpong, swap, halo, grouped (warpgroup schedules; swap is pingpong with wgmma's
+ *  operands swapped, M = the tile's 64 filters, N = its pixels; halo is swap on tiles of output rows x 8
+ *  columns whose input pixels load once per channel block, for all filter taps: 2D, unit stride, filters
+ *  reaching at most 2 pixels past a block; grouped is coop on grouped fprop, a tile column one group or
+ *  a pack of whole groups); sm100a: 1sm, 2sm (tcgen05.mma CTA group).  Both arches:
  *  gather (implicit GEMM whose threads gather the operands, mma.sync: any groups and channel counts)
  *  and direct (depthwise convolution on CUDA cores). */
 typedef enum convcat_schedule {
@@ -107,7 +108,8 @@ typedef enum convcat_schedule {
     CONVCAT_SWAP = 5,
     CONVCAT_HALO = 6,
     CONVCAT_GATHER = 7,
-    CONVCAT_DIRECT = 8
+    CONVCAT_DIRECT = 8,
+    CONVCAT_GROUPED = 9
 } convcat_schedule;
 
 /** Kernel families: how a kernel reads its operands. */
@@ -171,11 +173,12 @@ typedef struct convcat_entry_info {
      *  form as fallback_m x fallback_n instead.  0 x 0: a static cluster. */
     int fallback_m, fallback_n;
     convcat_family family;
-    /** 1 where the GPU suite has executed kernels of this arch and family (0: compiled and
-     *  statically checked only, as every sm100a kernel: no Blackwell GPU has run them). */
+    /** 1 where the GPU suite has executed kernels of this arch, family and schedule (0: compiled
+     *  and statically checked only, as every sm100a kernel: no Blackwell GPU has run them). */
     int verified;
     /** Groups the kernel takes: 0 groups = 1 only; 1 wgrad with K == C and some channel counts
-     *  per group; 2 any groups dividing C and K; 3 depthwise (one channel per group). */
+     *  per group; 2 any groups dividing C and K; 3 depthwise (one channel per group); 4 fprop with
+     *  groups > 1, a tile column within whole groups (schedule grouped). */
     int groups_mode;
 } convcat_entry_info;
 

@@ -73,7 +73,7 @@ static convcat_status check_derived(size_t i, const cvc_entry *e)
             e->threads, e->smem_bytes);
     if (e->flags & ~CVC_F_ALL)
         BAD("catalog entry %zu (%s): unknown capability flags 0x%x", i, e->key, e->flags & ~CVC_F_ALL);
-    if (e->c_align < 1 || e->k_align < 1 || e->groups_mode > CVC_GROUPS_DEPTHWISE)
+    if (e->c_align < 1 || e->k_align < 1 || e->groups_mode > CVC_GROUPS_PACKED)
         BAD("catalog entry %zu (%s): alignment or group fields out of range", i, e->key);
     if (e->family == CVC_FAMILY_TMA) {
         const int swz = e->swizzle_bytes;
@@ -96,6 +96,8 @@ static convcat_status check_derived(size_t i, const cvc_entry *e)
                 "pixels)", i, e->key, e->a_box_rows, e->y_box_rows);
         if (e->groups_mode == CVC_GROUPS_DIAGONAL && (k->op != CONVCAT_WGRAD || k->tile_m != k->tile_n))
             BAD("catalog entry %zu (%s): diagonal groups on a kernel that is not a square wgrad tile", i, e->key);
+        if ((e->groups_mode == CVC_GROUPS_PACKED) != (k->schedule == CONVCAT_GROUPED))
+            BAD("catalog entry %zu (%s): packed groups are the grouped schedule's, and only its", i, e->key);
         if (e->groups_mode == CVC_GROUPS_ANY || e->groups_mode == CVC_GROUPS_DEPTHWISE || e->max_stride < 1)
             BAD("catalog entry %zu (%s): a TMA kernel with %s", i, e->key,
                 e->max_stride < 1 ? "no stride limit" : "pointer-family group support");

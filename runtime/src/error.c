@@ -64,7 +64,7 @@ static const char *const dtype_names[] = {NULL, "f16", "bf16", "tf32", "f32", "e
 static const char *const op_names[] = {"fprop", "dgrad", "wgrad"};
 static const char *const arch_names[] = {"any", "sm90a", "sm100a"};
 static const char *const schedule_names[] = {NULL, "coop", "pingpong", "1sm", "2sm", "swap", "halo", "gather",
-                                             "direct"};
+                                             "direct", "grouped"};
 
 const char *convcat_dtype_name(convcat_dtype t)
 {

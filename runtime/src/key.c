@@ -136,7 +136,7 @@ bool cvc_key_parse(const char *text, cvc_key *out, char *why, size_t why_size)
     }
     k.cluster_m = cluster[0], k.cluster_n = cluster[1];
     k.fallback_m = cluster[2], k.fallback_n = cluster[3];
-    if ((v = lookup(tok[10], schedule_name, CONVCAT_COOP, CONVCAT_DIRECT)) < 0) {
+    if ((v = lookup(tok[10], schedule_name, CONVCAT_COOP, CONVCAT_GROUPED)) < 0) {
         cvc_say(why, why_size, "'%s': unknown schedule '%s'", text, tok[10]);
         return false;
     }

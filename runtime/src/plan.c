@@ -140,10 +140,12 @@ static void fill_params(const cvc_entry *e, const cvc_view *v, int sms, cvc_para
         k->chan_tiles = cvc_wgrad_flat(e, v) ? 0 : p->groups > 1 ? 1 : (int32_t)cvc_ceil_div(p->c, e->k.tile_n);
         k->group_channels = p->groups > 1 ? p->c / p->groups : 0;
         break;
-    default:
+    default:   /* grouped (schedule grouped): the K loop runs over a group's channels */
         k->gemm_n = p->k;
-        k->channels = p->c;
+        k->channels = v->cg;
         k->ldy = p->k;
+        if (p->groups > 1)
+            k->group_channels = v->cg, k->group_filters = v->kg;
     }
     int64_t tiles_m, tiles_n;
     cvc_cluster_tiles(e, v, &tiles_m, &tiles_n);

@@ -23,6 +23,8 @@
  *    of 64 filters are their pingpong twins with a slightly cheaper stage;
  *    those of 128 are priced like coop ones of their wgmma width (192 or 256
  *    pixels wide reach MMA_EFF_N256 of the peak).
+ *  - Grouped kernels (tile columns of whole groups) are priced as the coop kernels of their tile:
+ *    a pack's MMAs are 1 / (groups a column) of the tile's, but its stages wait on their loads.
  *  - Halo kernels: a stage is one tap's filters and 1 / (R*S) of the block's
  *    input tile (which loads once per channel block); their tiles are output
  *    blocks of every image, part-blocks at its edges counting whole; their

@@ -79,9 +79,11 @@ static void mask_list(const cvc_entry *e, int first, char *taken, size_t size)
 }
 
 /* Grouped problems: a TMA kernel (groups_mode diagonal) takes wgrad, K == C, c = C / groups channels
- * per group in the kernel's group_c_mask, dividing tile N; a direct kernel (depthwise) takes one
- * channel per group (any filters per group), or c = K / groups = C / groups in its mask, at any
- * groups (1 included). */
+ * per group in the kernel's group_c_mask, dividing tile N; one of groups_mode packed (schedule
+ * grouped) takes fprop with groups > 1 whose tile columns hold whole groups: k = K / groups filters a
+ * multiple of tile N, or packs of tile N / k groups with k and c in its mask and the pack's channels
+ * within tile K; a direct kernel (depthwise) takes one channel per group (any filters per group), or
+ * c = K / groups = C / groups in its mask, at any groups (1 included). */
 static convcat_status check_groups(const cvc_entry *e, const cvc_view *v, char *why, size_t n, cvc_rule *rule)
 {
     const convcat_problem *p = &v->p;
@@ -97,6 +99,8 @@ static convcat_status check_groups(const cvc_entry *e, const cvc_view *v, char *
         REFUSE(CVC_RULE_GROUPS, "groups = %d: %d channels and %d filters per group; this direct kernel takes one "
                "channel per group, or %s of each", g, v->cg, v->kg, taken);
     }
+    if (g == 1 && e->groups_mode == CVC_GROUPS_PACKED)
+        REFUSE(CVC_RULE_GROUPS, "groups = 1: this kernel runs grouped problems (its coop twin runs this one)");
     if (g == 1)
         return CONVCAT_OK;
     switch (e->groups_mode) {
@@ -114,6 +118,21 @@ static convcat_status check_groups(const cvc_entry *e, const cvc_view *v, char *
         if (e->k.tile_n % v->cg)
             REFUSE(CVC_RULE_GROUPS, "C / groups = %d channels per group do not divide tile N %d", v->cg, e->k.tile_n);
         return CONVCAT_OK;
+    }
+    case CVC_GROUPS_PACKED: {   /* a tile column reads x at its groups' channels, the filters as (c, taps, K) */
+        if (v->cg % e->c_align)
+            REFUSE(CVC_RULE_GROUPS, "C / groups = %d channels per group: a multiple of %d (the filters' 16-byte TMA "
+                   "rows)", v->cg, e->c_align);
+        if (v->kg % e->k.tile_n == 0)   /* a tile column within one group */
+            return CONVCAT_OK;
+        const int pack = e->k.tile_n / v->kg;
+        if (e->k.tile_n % v->kg == 0 && mask_takes(e, v->kg) && mask_takes(e, v->cg) &&
+            (int64_t)pack * v->cg <= e->k.tile_k)
+            return CONVCAT_OK;
+        mask_list(e, 0, taken, sizeof taken);
+        REFUSE(CVC_RULE_GROUPS, "groups = %d: k = %d filters, c = %d channels a group; a tile column takes one "
+               "group of k a multiple of %d, or a pack of groups of k and c in %s within a %d-channel stage", g,
+               v->kg, v->cg, e->k.tile_n, taken, e->k.tile_k);
     }
     default:
         REFUSE(CVC_RULE_GROUPS, "groups = %d: this kernel takes groups = 1 (the gather family runs grouped problems)",

@@ -297,13 +297,13 @@ bool cvc_wgrad_flat(const cvc_entry *e, const cvc_view *v)
 }
 
 /* Stages of K per tile: fprop and dgrad, whole channel blocks of the im2col operand (C, or
- * dy's K) for every filter tap; wgrad, blocks of pixels. */
+ * dy's K; grouped fprop: a group's c) for every filter tap; wgrad, blocks of pixels. */
 int64_t cvc_k_iters(const cvc_entry *e, const cvc_view *v)
 {
     switch (e->k.op) {
     case CONVCAT_DGRAD: return v->taps * cvc_ceil_div(v->p.k, e->k.tile_k);
     case CONVCAT_WGRAD: return cvc_ceil_div(v->pixels, e->k.tile_k);
-    default: return v->taps * cvc_ceil_div(v->p.c, e->k.tile_k);
+    default: return v->taps * cvc_ceil_div(v->cg, e->k.tile_k);
     }
 }
 

@@ -592,8 +592,8 @@ static const char *family_name(convcat_family f)
 
 static const char *groups_name(int mode)
 {
-    static const char *const names[] = {"1", "wgrad K == C", "any", "depthwise"};
-    return mode >= 0 && mode < 4 ? names[mode] : "?";
+    static const char *const names[] = {"1", "wgrad K == C", "any", "depthwise", "fprop, whole groups a tile column"};
+    return mode >= 0 && mode < 5 ? names[mode] : "?";
 }
 
 static void json_entry(const convcat_entry_info *e, const char *path)

@@ -44,6 +44,9 @@
  * ABI 13: cvc_gather_params gains the packed-group fields (packed, wc, gk, gn and their
  * dividers); a runtime of ABI 12 would leave them zero, and the kernels divide by them.
  *
+ * ABI 14: cvc_params gains group_filters (sm90a schedule grouped: grouped fprop by TMA); a
+ * runtime of ABI 13 would leave it zero and run those kernels' grouped problems ungrouped.
+ *
  * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) take two more
  * parameters after p, the A and B maps of the fallback cluster shape
  * (const __grid_constant__ CUtensorMap tmap_a_fb, tmap_b_fb), read when the
@@ -56,7 +59,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 13
+#define CONVCAT_KERNEL_ABI 14
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
@@ -109,8 +112,11 @@ typedef struct cvc_params {
     int32_t raster_band;                  /* sm90a: cluster-tile rows per raster band, >= 1 (1: N fastest) */
     /* Grouped wgrad (K == C, kernels of space.groups_wgrad): c = C / groups channels per group, 0 when
      * not grouped.  A tile is Tile_M filters k x the SAME channel range of one tap (chan_tiles 1: GEMM N
-     * tile = tap); the epilogue stores only the c x c diagonal blocks, into dw as (K, T*R*S, c). */
+     * tile = tap); the epilogue stores only the c x c diagonal blocks, into dw as (K, T*R*S, c).
+     * Grouped fprop (schedule grouped, space.groups_fprop): c, and k = K / groups filters per group in
+     * group_filters; a tile column reads x's channels (n0 / k) * c on, and channels is c. */
     int32_t group_channels;
+    int32_t group_filters;
 } cvc_params;
 
 /* ---- the gather family (templates/gather_conv.cu.j2) ---------------------------------
