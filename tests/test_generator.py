@@ -822,6 +822,14 @@ class Cli(unittest.TestCase):
             self.assertEqual(self.run_gen("generate", "--spec", "ci", "--out", d).returncode, 0)
             self.assertEqual(path.stat().st_mtime, 1_000_000)
 
+    def test_several_specs_make_one_catalog_of_their_union(self):
+        ci = set(self.run_gen("list", "--spec", "ci", "--keys").stdout.split())
+        grouped = set(self.run_gen("list", "--spec", "grouped", "--keys").stdout.split())
+        both = self.run_gen("list", "--spec", "ci,grouped", "--keys").stdout.split()
+        self.assertTrue(ci and grouped and not ci & grouped)
+        self.assertEqual(both, sorted(ci | grouped))
+        self.assertEqual(self.run_gen("list", "--spec", "ci,nonexistent").returncode, 2)
+
     def test_generate_arch_filter(self):
         with tempfile.TemporaryDirectory() as d:
             r = self.run_gen("generate", "--spec", "ci", "--arch", "sm100a", "--out", d)

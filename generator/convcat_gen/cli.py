@@ -42,7 +42,7 @@ def _select(args):
     """(valid, rejected) keys for the command line's spec and filters."""
     flt = _axis_values(args)
     if args.spec:
-        valid, rejected = spec.load(spec.find(args.spec, SPEC_DIR))
+        valid, rejected = spec.load(*spec.find_all(args.spec, SPEC_DIR))
     else:
         dtypes = flt.get("dtypes") or [(a, a, "f32", o) for a in space.DTYPES
                                        for o in dict.fromkeys((a, "f32"))]
@@ -137,7 +137,8 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     def selection(p):
-        p.add_argument("--spec", help="catalog spec name (catalog/specs/NAME.spec) or path")
+        p.add_argument("--spec", help="catalog spec name (catalog/specs/NAME.spec) or path; several, "
+                                      "comma-separated, make one catalog of their union")
         for axis in FILTERS:
             p.add_argument(f"--{axis}", help=f"only these {axis} values (comma-separated, spec syntax)")
 

@@ -111,9 +111,14 @@ def expand(blocks: list[dict]) -> tuple[list[space.Key], list[tuple[space.Key, s
     return valid, rejected
 
 
-def load(path: str | pathlib.Path):
-    p = pathlib.Path(path)
-    return expand(parse(p.read_text(), p.name))
+def load(*paths: str | pathlib.Path):
+    """(valid, rejected) of the union of the specs' blocks (one spec, or several: the default
+    catalog and a development one beside it)."""
+    blocks = []
+    for path in paths:
+        p = pathlib.Path(path)
+        blocks += parse(p.read_text(), p.name)
+    return expand(blocks)
 
 
 def find(name_or_path: str, spec_dir: pathlib.Path) -> pathlib.Path:
@@ -122,3 +127,8 @@ def find(name_or_path: str, spec_dir: pathlib.Path) -> pathlib.Path:
     if p.suffix == ".spec" or p.exists():
         return p
     return spec_dir / f"{name_or_path}.spec"
+
+
+def find_all(names_or_paths: str, spec_dir: pathlib.Path) -> list[pathlib.Path]:
+    """The specs of a comma-separated list of names or paths ("default,grouped")."""
+    return [find(s, spec_dir) for s in names_or_paths.split(",") if s]

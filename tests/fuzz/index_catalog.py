@@ -35,6 +35,8 @@ SEEDS = {
                "sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x256x64_s6_c2x2f2x1_2sm"],
     "gather": ["sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x16x32_s3_c1x1_gather",
                "sm90a_wgrad_3d_tf32_tf32_f32_f32_64x32x16_s3_c1x1_gather"],
+    "tma_grouped": ["sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_grouped",
+                    "sm90a_fprop_3d_f16_f16_f32_f16_128x128x64_s4_c1x1_grouped"],
     "direct": ["sm90a_fprop_1d_tf32_tf32_f32_f32_1x64x32_s1_c1x1_direct",
                "sm90a_wgrad_2d_bf16_bf16_f32_bf16_4x16x64_s1_c1x1_direct"],
 }
@@ -55,7 +57,7 @@ def main():
     if not (a.spec and a.out):
         ap.error("--spec and --out (or --seeds)")
     arches = set(a.arch.split(","))
-    valid, _ = spec.load(a.spec)
+    valid, _ = spec.load(*a.spec.split(","))   # the paths meson passes, comma-separated
     keys = [k for k in valid if k.name().split("_")[0] in arches]
     out = pathlib.Path(a.out)
     tmp = out.with_name(out.name + ".tmp")
