@@ -514,6 +514,21 @@ class Validity(unittest.TestCase):
         self.assertIn("cvc_stmatrix_x4_trans(", src)
         self.assertNotIn("epilogue_partial", src)
 
+    def test_tile_n_32(self):
+        # fprop's filters are K-major: a warpgroup of 32 filters (m64n32), its epilogue rows 64 bytes.
+        k = variant(BF16, tile_n=32)
+        self.assertValid(k)
+        c = space.derive(k)
+        self.assertEqual((c.split, c.wg_n, c.acc_regs, c.y_box_cols, c.b_box_rows), ("m", 32, 16, 32, 32))
+        self.assertEqual(space.y_row_bytes(k, c.wg_n), 64)
+        self.assertIn("m64n32k16", render.render(k))
+        self.assertTrue(space.splits_k(k) and space.reuses_b(k))
+        self.assertFalse(space.index_values(k)["flags"] & index.FLAG_BITS["VERIFIED"])   # not run on a GPU yet
+        # dgrad's and wgrad's filters are MN-major: whole 64-column atoms.
+        self.assertInvalid(variant(BF16, tile_n=32, op="dgrad"), "an MN-major B (dgrad) is read in whole 64-column")
+        self.assertInvalid(variant(BF16, tile_n=32, op="wgrad"), "warpgroup N 32")
+        self.assertInvalid(variant(BF16, tile_n=32, schedule="swap", tile_m=256), "schedule swap: tile N 64 or 128")
+
     def test_grouped_fprop_packs_whole_groups(self):
         k = variant(BF16, schedule="grouped", tile_m=128, tile_n=64)
         self.assertValid(k)
@@ -540,8 +555,8 @@ class Validity(unittest.TestCase):
         for name in ("128x64x64", "256x64x64", "128x128x64"):
             g = variant(BF16, schedule="grouped", tile_m=int(name.split("x")[0]), tile_n=int(name.split("x")[1]))
             widths = space.pack_widths(g)
-            taken = {(kk, cc) for kk in widths for cc in widths
-                     if g.tile_n % kk == 0 and g.tile_n // kk * cc <= g.tile_k}
+            taken = {(kk, cc) for kk in widths for cc in widths   # not k % tile N == 0: a group a column
+                     if g.tile_n % kk == 0 and kk % g.tile_n and g.tile_n // kk * cc <= g.tile_k}
             self.assertEqual(taken, {(v.k, v.c) for v in space.pack_variants(g)}, name)
         self.assertInvalid(variant(BF16, schedule="grouped", op="dgrad"), "schedule grouped: fprop of f16/bf16")
         self.assertInvalid(variant(BF16, schedule="grouped", tile_m=64, tile_n=64), "schedule grouped: tile M 128")
