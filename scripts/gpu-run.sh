@@ -70,12 +70,15 @@ if [[ $what == *sanitize* ]]; then
     # One kernel of each shape of pipeline: TMA fprop (2x1 cluster, bias, residual, GELU), halo
     # fprop, dgrad (2x1 cluster; strided: 4 phases, scattered rows, beta), wgrad (split-K;
     # per-tap 3D; tf32's stage copy; grouped c = 8); gather fprop (grouped, C = 3 through
-    # registers; split K with bias, ReLU and beta), dgrad (strided, grouped), wgrad (split, odd C); direct fprop (7x7 with bias
+    # registers; split K with bias, ReLU and beta), dgrad (strided, grouped), wgrad (split, odd C); where the staged
+    # catalog has them, grouped fprop (a pack of groups; a group a column, stride 2) and a tile N 32 fprop; direct fprop (7x7 with bias
     # and SiLU; staged 7x7; 4 channels a group, stride 2), dgrad (stride 2, multiplier 2; staged; 8
     # channels a group), wgrad (3D; 4 channels a group, stride 2; staged 7x7 with a part channel
     # block, alpha and beta; staged 5x3 at stride 2 with H dilation 2).
     run_san() {   # tool name key problem...
         local tool=$1 name=$2 key=$3; shift 3
+        # the development catalogs' kernels (grouped.spec, n32.spec) only where the staged catalog has them
+        .gpu/convcat list --match "$key" | grep -q "$key" || return 0
         local dt; dt=$(echo "$key" | cut -d_ -f4); local ot; ot=$(echo "$key" | cut -d_ -f7)
         timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 .gpu/convcat run "$key" "$@" \
             --a_type "$dt" --b_type "$dt" --out_type "$ot" --verify > "$out/san_${tool}_$name.txt" 2>&1
@@ -128,6 +131,12 @@ if [[ $what == *sanitize* ]]; then
             --n 2 --d 5 --h 9 --w 11 --c 48 --k 48 --t 3 --r 3 --s 3 --pad_d 1 --pad_h 1 --pad_w 1 --groups 48
         run_san $tool direct_groups_wgrad sm90a_wgrad_2d_bf16_bf16_f32_bf16_4x16x64_s1_c1x1_direct --op wgrad \
             --n 2 --h 13 --w 11 --c 64 --k 64 --r 3 --s 3 --pad_h 1 --pad_w 1 --stride_h 2 --stride_w 2 --groups 16 --beta 0.5
+        run_san $tool grouped_pack sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_grouped \
+            --n 2 --h 9 --w 11 --c 128 --k 256 --r 3 --s 3 --pad_h 1 --pad_w 1 --groups 8 --bias --act gelu --beta 0.5
+        run_san $tool grouped_band sm90a_fprop_2d_f16_f16_f32_f16_128x128x64_s4_c1x1_grouped \
+            --n 2 --h 9 --w 7 --c 160 --k 512 --r 3 --s 3 --pad_h 1 --pad_w 1 --stride_h 2 --stride_w 2 --groups 2
+        run_san $tool n32 sm90a_fprop_2d_bf16_bf16_f32_bf16_128x32x64_s4_c1x1_coop \
+            --n 4 --h 28 --w 28 --c 96 --k 24 --r 1 --s 1 --bias --act relu --alpha 0.5 --beta 0.75
     done
 fi
 if [[ $what == *check* ]]; then
