@@ -529,6 +529,7 @@ static const grouped_shape packed_groups_1d[] = {
     GK1(2, 99, 64, 64, 2, 3, 1, 2, 1),              /* c = k = 32, stride 2 */
     GK1(2, 64, 256, 512, 2, 7, 3, 1, 2),            /* c = 128, k = 256, dilation 2 */
     GK1(2, 81, 64, 128, 4, 3, 1, 1, 1),             /* c = 16, k = 32 */
+    GK1(2, 50, 96, 256, 2, 3, 1, 1, 1),             /* c = 48, k = 128: a stage reads the next group's channels */
 };
 
 static const grouped_shape packed_groups_3d[] = {
