@@ -652,6 +652,8 @@ static void test_derived_fields_are_range_checked(void)
     const uint64_t flags = IX_GET(record(orig, t), FLAGS);
     REFUSE_THEN_OPEN(f, t, FLAGS, flags | (CVC_F_ALL + 1), flags, "unknown capability flags");
     REFUSE_THEN_OPEN(f, t, FLAGS, flags | UINT32_C(0x80000000), flags | CVC_F_VERIFIED, "unknown capability flags 0x80000000");
+    /* Dgrad as fprop: the grouped schedule's kernels export KEY_turn, a coop kernel does not. */
+    REFUSE_THEN_OPEN(f, t, FLAGS, flags | CVC_F_DGRAD_AS_FPROP, flags, "dgrad as fprop are the grouped schedule's");
     /* The family is the schedule's: a TMA key's record saying gather (its launch would misread the
      * parameters), or no family at all. */
     REFUSE_THEN_OPEN(f, t, FAMILY, CVC_FAMILY_GATHER, CVC_FAMILY_TMA, "is not the schedule's");
@@ -665,7 +667,7 @@ static void test_derived_fields_are_range_checked(void)
     REFUSE_THEN_OPEN(f, t, K_ALIGN, 0, 16, align);
     REFUSE_THEN_OPEN(f, g, C_ALIGN, 0, 1, align);
     REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_PACKED + 1, CVC_GROUPS_NONE, align);
-    REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_PACKED, CVC_GROUPS_NONE, "packed groups are the grouped schedule's");
+    REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_PACKED, CVC_GROUPS_NONE, "packed groups and dgrad as fprop are");
     /* A TMA kernel runs groups only on its diagonal blocks (square wgrad tiles) and has a stride limit. */
     REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_ANY, CVC_GROUPS_NONE, "a TMA kernel with pointer-family group support");
     REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_DEPTHWISE, CVC_GROUPS_NONE, "pointer-family group support");

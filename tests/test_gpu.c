@@ -522,6 +522,8 @@ static const grouped_shape packed_groups_2d[] = {
     {2, {2, 1, 8, 9, 1024, 1024, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 2, 2}, {1, 1, 1}, 1.0f, 0.5f, 1,
          CONVCAT_ACT_RELU}},
     /* ^ c = k = 512, stride 2, beta, bias and ReLU */
+    GK2(2, 9, 8, 256, 128, 2, 3, 3, 1, 1, 1),       /* c = 128, k = 64; its dgrad: a group a 128-wide column */
+    GK2(2, 9, 9, 256, 128, 8, 3, 3, 1, 1, 1),       /* c = 32, k = 16; its dgrad: packs of 4 at tile N 128 */
 };
 
 static const grouped_shape packed_groups_1d[] = {
@@ -530,6 +532,7 @@ static const grouped_shape packed_groups_1d[] = {
     GK1(2, 64, 256, 512, 2, 7, 3, 1, 2),            /* c = 128, k = 256, dilation 2 */
     GK1(2, 81, 64, 128, 4, 3, 1, 1, 1),             /* c = 16, k = 32 */
     GK1(2, 50, 96, 256, 2, 3, 1, 1, 1),             /* c = 48, k = 128: a stage reads the next group's channels */
+    GK1(2, 60, 256, 128, 2, 3, 1, 1, 1),            /* c = 128, k = 64; its dgrad: a group a 128-wide column */
 };
 
 static const grouped_shape packed_groups_3d[] = {
@@ -538,6 +541,7 @@ static const grouped_shape packed_groups_3d[] = {
     GK3(2, 4, 8, 8, 256, 256, 2, 1, 0, 1, 1),       /* c = k = 128, 1x1x1 */
     GK3(1, 4, 6, 7, 64, 64, 2, 3, 1, 1, 1),         /* c = k = 32 */
     GK3(1, 3, 5, 6, 192, 256, 2, 3, 1, 1, 1),       /* c = 96, k = 128: two channel blocks, the second part */
+    GK3(1, 3, 5, 6, 256, 128, 2, 3, 1, 1, 1),       /* c = 128, k = 64; its dgrad: a group a 128-wide column */
 };
 
 /* ---- odd and small channel counts (groups 1): the stems, squeeze-and-excite, classifiers -- */
@@ -797,10 +801,11 @@ static convcat_problem entry_problem(const convcat_entry_info *e, const shape *s
     return problem_for(e->op, e->dims, e->a_type, e->b_type, e->out_type, sh);
 }
 
-/* One problem on one kernel; 1 if it ran (passed or not), 0 if refused or an error. */
-static int check_one(size_t index, const convcat_entry_info *e, const shape *sh, int groups, int no)
+/* One problem of op `op` on one kernel (a kernel of DGRAD_AS_FPROP runs dgrad too); 1 if it ran
+ * (passed or not), 0 if refused or an error. */
+static int check_op(size_t index, const convcat_entry_info *e, const shape *sh, int groups, int no, convcat_op op)
 {
-    convcat_problem p = entry_problem(e, sh);
+    convcat_problem p = problem_for(op, e->dims, e->a_type, e->b_type, e->out_type, sh);
     p.groups = groups;
     char why[192];
     const unsigned seed = base_seed + (unsigned)(index * 131 + (size_t)no);
@@ -818,7 +823,8 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
     }
     if (p.groups > 1 && convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK &&
         (strstr(why, "this kernel takes groups = 1") ||
-         (e->schedule == CONVCAT_GROUPED && strstr(why, "a tile column takes one group of k a multiple of")))) {
+         (e->schedule == CONVCAT_GROUPED && (strstr(why, "a tile column takes one group of k a multiple of") ||
+                                             strstr(why, "runs unit-stride dgrad only"))))) {
         ++grouped_by_design;   /* wgrad TMA kernels of tile M == N, cluster M 1 run grouped problems, and
                                   the grouped schedule's fprop kernels those of whole groups a tile column */
         return 0;
@@ -858,6 +864,11 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
                          v.workspace_bytes > 0;
     gather_packed_runs += st == CONVCAT_OK && v.groups_per_cta > 1;
     return st == CONVCAT_OK;
+}
+
+static int check_one(size_t index, const convcat_entry_info *e, const shape *sh, int groups, int no)
+{
+    return check_op(index, e, sh, groups, no, e->op);
 }
 
 /* Two runs chained on one stream, the second reading the first's output (fprop, C == K): the
@@ -1040,21 +1051,27 @@ static void test_dynamic_entries_of_another_arch_are_refused(void)
 
 /* A grouped list on a kernel (problems numbered from `first`; dgrad and wgrad without fprop's bias
  * and activation): how many ran and passed, each of those marked in passed[problem] (NULL: none). */
-static int run_grouped(size_t index, const convcat_entry_info *e, const grouped_list *g, int first, char *passed)
+static int run_grouped_as(size_t index, const convcat_entry_info *e, const grouped_list *g, int first, char *passed,
+                          convcat_op op)
 {
     int ran = 0;
     for (size_t i = 0; i < g->count; ++i) {
         shape sh = g->shapes[i].sh;
-        if (e->op != CONVCAT_FPROP)
+        if (op != CONVCAT_FPROP)
             sh.bias = 0, sh.act = CONVCAT_ACT_NONE;
         const long long before = failures;
-        if (check_one(index, e, &sh, g->shapes[i].groups, first + (int)i) && failures == before) {
+        if (check_op(index, e, &sh, g->shapes[i].groups, first + (int)i, op) && failures == before) {
             ++ran;
             if (passed)
                 passed[i] = 1;
         }
     }
     return ran;
+}
+
+static int run_grouped(size_t index, const convcat_entry_info *e, const grouped_list *g, int first, char *passed)
+{
+    return run_grouped_as(index, e, g, first, passed, e->op);
 }
 
 static int run_list(size_t index, const convcat_entry_info *e, const shape_list *l, int first)
@@ -1079,14 +1096,16 @@ static void test_kernel(void)
     CU_ASSERT_FATAL((int)e.op >= 0 && (int)e.op < 3 && e.dims >= 1 && e.dims <= 3);
     const shape_list *set = &lists[e.op][e.dims - 1];
     int ran = 0;
-    if (e.schedule == CONVCAT_GROUPED) {   /* grouped fprop only (problems 900..): its groups = 1 twin is coop */
+    if (e.schedule == CONVCAT_GROUPED) {   /* grouped problems only (900..): its groups = 1 twin is coop */
         ran = run_grouped(index, &e, &packed_groups[e.dims - 1], 900, NULL);
-        if (ran < 3) {
+        /* ... and the unit-stride ones as dgrad, run as the fprop of dy (DGRAD_AS_FPROP; 950..) */
+        const int dgrad = run_grouped_as(index, &e, &packed_groups[e.dims - 1], 950, NULL, CONVCAT_DGRAD);
+        if (ran < 3 || dgrad < 2) {
             ++failures;
-            printf("\n  %s ran %d packed-group problems: fewer than 3", key, ran);
+            printf("\n  %s ran %d packed-group fprop and %d dgrad problems: fewer than 3 and 2", key, ran, dgrad);
         }
-        CU_ASSERT_TRUE(ran >= 3);
-        printf("(%d grouped problems run) ", ran);
+        CU_ASSERT_TRUE(ran >= 3 && dgrad >= 2);
+        printf("(%d grouped fprop, %d dgrad problems run) ", ran, dgrad);
         return;
     }
     if (e.family == CONVCAT_FAMILY_DIRECT) {   /* depthwise problems (400..) and small groups (450..) only */

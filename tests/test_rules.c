@@ -529,6 +529,31 @@ static void test_grouped_fprop_cases(void)
     convcat_problem p = unit_problem(CONVCAT_FPROP, 2, CONVCAT_BF16, CONVCAT_BF16);
     p.c = p.k = 1024;
     BOTH(narrow, p, groups, 64, 32, "k = 32 filters, c = 32 channels a group");
+    /* Unit-stride grouped dgrad runs as the fprop of dy (DGRAD_AS_FPROP): C and K exchanged, the
+     * padding turned around, dx's extents its output; strides, paddings past the reach and wgrad are
+     * refused, and coop fprop kernels still refuse dgrad. */
+    const cvc_entry g64 = unit_entry(G64);
+    CU_ASSERT_TRUE(cvc_has(&g64, CVC_F_DGRAD_AS_FPROP));
+    convcat_problem d = unit_problem(CONVCAT_DGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);
+    d.c = 512, d.k = 256, d.groups = 16;   /* dx's 32 and dy's 16 channels a group: fprop packs of 2 */
+    d.pad_hi[1] = 2, d.r = 3, d.h = 15;
+    expect(__LINE__, &g64, &d, CONVCAT_OK, NULL);
+    cvc_view turned;
+    CU_ASSERT_EQUAL(cvc_turned_view(unit_view(&d), &turned, NULL, 0), CONVCAT_OK);
+    CU_ASSERT_TRUE(turned.p.op == CONVCAT_FPROP && turned.p.c == 256 && turned.p.k == 512 && turned.p.groups == 16);
+    CU_ASSERT_TRUE(turned.out[1] == d.h && turned.out[2] == d.w);   /* the fprop of dy writes dx's pixels */
+    CU_ASSERT_TRUE(turned.p.pad_lo[1] == 1 && turned.p.pad_hi[1] == 0 && turned.p.h == unit_view(&d)->out[1]);
+    BOTH(g64, d, stride[2], 1, 2, "as the fprop of dy");
+    BOTH(g64, d, stride[2], 1, 2, "runs unit-stride dgrad only");
+    BOTH(g64, d, pad_lo[2], 1, 3, "passes the filter's reach 2");
+    BOTH(g64, d, groups, 16, 64, "as the fprop of dy: C / groups = 4 channels per group");   /* dy's 4 a group */
+    convcat_problem wg = d;
+    wg.op = CONVCAT_WGRAD;
+    expect(__LINE__, &g64, &wg, CONVCAT_ERR_UNSUPPORTED, "kernel computes fprop, problem is wgrad");
+    const cvc_entry coop_fprop = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_coop");
+    expect(__LINE__, &coop_fprop, &d, CONVCAT_ERR_UNSUPPORTED, "kernel computes fprop, problem is dgrad");
+    const double turned_us = cvc_predict_us(&g64, unit_view(&d), 132), fprop_us = cvc_predict_us(&g64, &turned, 132);
+    CU_ASSERT_TRUE(turned_us > fprop_us + 1.0);   /* KEY_turn's launch on top of the fprop of dy */
     /* Coop fprop kernels still refuse grouped problems; their grouped twin is a kernel of its own. */
     const cvc_entry coop = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_coop");
     p.c = p.k = 512;

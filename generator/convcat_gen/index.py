@@ -50,6 +50,8 @@ FLAGS = {
     "PACKS_GROUPS": "gather fprop and dgrad: a CTA may take a pack of adjacent groups as one block-diagonal GEMM",
     "REUSES_B": "TMA fprop and dgrad: where every tile runs the same K stages of one tile column and they divide "
                 "the ring, a ring slot's B (filters) loads on its first fill only",
+    "DGRAD_AS_FPROP": "TMA fprop (schedule grouped): runs unit-stride dgrad as the fprop of dy, its filters turned "
+                      "around into the workspace by KEY_turn (exported)",
 }
 FLAG_BITS = {name: 1 << i for i, name in enumerate(FLAGS)}
 

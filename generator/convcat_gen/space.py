@@ -750,6 +750,8 @@ def _tma_capabilities(key: Key) -> dict:
         flags.append("TRANSPOSES_FILTER")
     if reuses_b(key):
         flags.append("REUSES_B")
+    if groups_fprop(key):
+        flags.append("DGRAD_AS_FPROP")
     if groups_wgrad(key) and sm90:
         flags.append("GROUPED_SPLITS")
     if sm90:

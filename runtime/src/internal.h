@@ -108,7 +108,7 @@ typedef struct cvc_entry {
     void *library;
     void *kernel;
     void *helper;        /* KEY_reduce (split-K), KEY_fill (a tap-less stride phase) */
-    void *transpose;     /* KEY_transpose: tf32 dgrad's K-major filter copy */
+    void *transpose;     /* KEY_transpose: tf32 dgrad's K-major filter copy; KEY_turn: DGRAD_AS_FPROP's filter */
     void *strided;       /* KEY_strided: sm90a stride phases */
 } cvc_entry;
 
@@ -178,6 +178,11 @@ typedef struct cvc_view {
 
 /* Resolve `p`; false (CONVCAT_ERR_UNSUPPORTED, with the reason) if its extents are invalid. */
 convcat_status cvc_view_make(const convcat_problem *p, cvc_view *v, char *why, size_t why_size);
+/* A unit-stride dgrad as the fprop of dy (kernels of flag DGRAD_AS_FPROP): input dy (K channels),
+ * output dx (C), groups alike with c and k exchanged, the filters of each group transposed with
+ * their taps reversed (KEY_turn), padding reach - pad on each side.  CONVCAT_ERR_UNSUPPORTED with
+ * the reason where a stride is > 1 or a padding passes the filter's reach. */
+convcat_status cvc_turned_view(const cvc_view *v, cvc_view *out, char *why, size_t why_size);
 
 /* ---- TMA descriptor parameters and stride phases (tma.c), pure C, tested on the CPU -- */
 

@@ -38,6 +38,8 @@ struct convcat_plan {
     int fallback;                /* dynamic cluster: CTAs of the fallback shape (0: static) */
     size_t workspace_bytes;
     bool chained;                /* launch with programmatic stream serialization (chained_launch) */
+    bool turned;                 /* a unit-stride dgrad as the fprop of dy (DGRAD_AS_FPROP): view is that
+                                  * fprop's, and KEY_turn writes its filter into the workspace first */
     /* Strided dgrad: one launch per stride phase, each with its dy map and parameters. */
     int phases;
     cvc_im2col_desc *phase_a, *phase_a_fb;
@@ -368,6 +370,15 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
         return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "%s cannot run the problem: %s", e->key, why);
     if ((st = check_device(drv, e, dev, arch)) != CONVCAT_OK)
         return st;
+    /* A dgrad on an fprop kernel (the rules took it: DGRAD_AS_FPROP) is planned as the fprop of dy. */
+    const bool turned = p->op != e->k.op;
+    const size_t turned_filter = turned ? (size_t)p->k * (size_t)v.taps * (size_t)v.cg * (size_t)v.b_bytes : 0;
+    if (turned) {
+        cvc_view fprop_of_dy;
+        if (cvc_turned_view(&v, &fprop_of_dy, why, sizeof why) != CONVCAT_OK)
+            return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "%s cannot run the problem: %s", e->key, why);
+        v = fprop_of_dy;
+    }
     void *kernel = NULL;
     if ((st = cvc_entry_kernel(cat, (cvc_entry *)e, &kernel)) != CONVCAT_OK)
         return st;
@@ -380,6 +391,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     pl->e = e;
     pl->problem = *p;
     pl->view = v;
+    pl->turned = turned;
     pl->kernel = (CUkernel)kernel;
     pl->device = dev;
     pl->cluster = e->k.cluster_m * e->k.cluster_n;
@@ -427,6 +439,8 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     }
     if (cvc_has(e, CVC_F_TRANSPOSES_FILTER))   /* tf32 dgrad: the filter's K-major copy */
         pl->workspace_bytes = (size_t)p->k * (size_t)p->c * (size_t)v.taps * sizeof(float);
+    if (turned)   /* the turned filter (no split-K on these kernels) */
+        pl->workspace_bytes = turned_filter;
     int64_t fit = 0;
     if ((st = clusters_that_fit(drv, pl, sms, &fit)) == CONVCAT_OK)
         st = plan_phases(pl, &v, fit, sms);
@@ -578,7 +592,7 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
         return cvc_fail(CONVCAT_ERR_MISALIGNED, "convcat_plan_run: bias must be 16-byte aligned");
     if ((unsigned)t->activation > CONVCAT_ACT_SILU)
         return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_plan_run: unknown activation %d", (int)t->activation);
-    const convcat_op op = pl->e->k.op;
+    const convcat_op op = pl->problem.op;   /* the problem's (a turned plan's kernel is fprop's) */
     if (op != CONVCAT_FPROP && (t->bias || t->activation != CONVCAT_ACT_NONE))
         return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "convcat_plan_run: %s kernels fuse no bias or activation "
                         "(fprop only): pass bias NULL and CONVCAT_ACT_NONE", convcat_op_name(op));
@@ -605,9 +619,19 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
     const convcat_problem *p = &pl->problem;
     const void *in_a = op == CONVCAT_FPROP ? t->x : t->y;
     const bool transpose = cvc_has(pl->e, CVC_F_TRANSPOSES_FILTER);
-    const void *in_b = op == CONVCAT_WGRAD ? t->x : transpose ? t->workspace : t->w;
+    const void *in_b = op == CONVCAT_WGRAD ? t->x : transpose || pl->turned ? t->workspace : t->w;
     void *out = op == CONVCAT_FPROP ? t->y : op == CONVCAT_DGRAD ? (void *)t->x : (void *)t->w;
     const bool partial = pl->params.splits > 1;
+    if (pl->turned) {   /* dgrad as the fprop of dy: its filter, turned around, into the workspace */
+        const void *w = t->w;
+        void *wt = t->workspace;
+        int groups = p->groups, kg = p->k / p->groups, cg = p->c / p->groups, taps = p->t * p->r * p->s;
+        void *targs[] = {&w, &wt, &groups, &kg, &cg, &taps};
+        const int64_t blocks = cvc_ceil_div((int64_t)p->k * cg * taps, 256);
+        const unsigned grid[3] = {(unsigned)(blocks < 1024 ? blocks : 1024), 1, 1};
+        if ((st = launch_helper(drv, pl->e->transpose, grid, 256, 1, targs, stream, false, "turned filter")) != CONVCAT_OK)
+            return st;
+    }
     if (transpose) {   /* tf32 dgrad: the filter's K-major copy into the workspace, in stream order */
         int k_total = p->k, c_total = p->c, taps = p->t * p->r * p->s;
         const void *w = t->w;

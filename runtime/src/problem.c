@@ -140,6 +140,30 @@ convcat_status cvc_view_make(const convcat_problem *p, cvc_view *v, char *why, s
     return CONVCAT_OK;
 }
 
+convcat_status cvc_turned_view(const cvc_view *v, cvc_view *out, char *why, size_t n)
+{
+    const convcat_problem *p = &v->p;
+    convcat_problem f = *p;
+    f.op = CONVCAT_FPROP;
+    f.c = p->k, f.k = p->c;
+    f.d = v->out[0], f.h = v->out[1], f.w = v->out[2];
+    for (int a = 0; a < 3; ++a) {
+        if (p->stride[a] != 1) {
+            cvc_say(why, n, "stride %d along %s: this kernel runs unit-stride dgrad only (as the fprop of dy)",
+                    p->stride[a], axis_name[a]);
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+        if (p->pad_lo[a] > v->reach[a] || p->pad_hi[a] > v->reach[a]) {
+            cvc_say(why, n, "padding (%d, %d) along %s passes the filter's reach %lld: the fprop of dy would pad "
+                    "negatively", p->pad_lo[a], p->pad_hi[a], axis_name[a], (long long)v->reach[a]);
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+        f.pad_lo[a] = (int)(v->reach[a] - p->pad_lo[a]);
+        f.pad_hi[a] = (int)(v->reach[a] - p->pad_hi[a]);
+    }
+    return cvc_view_make(&f, out, why, n);
+}
+
 convcat_status convcat_problem_output(const convcat_problem *p, int *z, int *pp, int *q)
 {
     cvc_view v;

@@ -208,6 +208,16 @@ convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why,
     *rule = CVC_RULE_NONE;
     const cvc_key *k = &e->k;
     const convcat_problem *p = &v->p;
+    if (p->op == CONVCAT_DGRAD && k->op == CONVCAT_FPROP && cvc_has(e, CVC_F_DGRAD_AS_FPROP)) {
+        cvc_view turned;   /* the fprop of dy, whose rules are this kernel's */
+        char inner[176];
+        if (cvc_turned_view(v, &turned, inner, sizeof inner) != CONVCAT_OK)
+            REFUSE(v->strided ? CVC_RULE_STRIDE : CVC_RULE_FILTER, "%s", inner);
+        const convcat_status st = cvc_check_entry(e, &turned, inner, sizeof inner, rule);
+        if (st != CONVCAT_OK)
+            cvc_say(why, n, "as the fprop of dy: %s", inner);
+        return st;
+    }
     if (p->op != k->op)
         REFUSE(CVC_RULE_OP, "kernel computes %s, problem is %s", convcat_op_name(k->op),
                convcat_op_name(p->op) ? convcat_op_name(p->op) : "an unknown op");
