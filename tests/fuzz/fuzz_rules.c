@@ -132,7 +132,15 @@ static void dump(const convcat_problem *p)
 static void oracle(const cvc_entry *e, const convcat_problem *p)
 {
     const cvc_key *k = &e->k;
-    REQUIRE(p->op == k->op && p->dims == k->dims && p->a_type == k->a && p->b_type == k->b && p->out_type == k->out);
+    /* A kernel of DGRAD_AS_FPROP runs unit-stride dgrad as the fprop of dy, its padding turned around
+     * (reach - pad, never negative). */
+    const bool turned = p->op == CONVCAT_DGRAD && k->op == CONVCAT_FPROP && (e->flags & CVC_F_DGRAD_AS_FPROP);
+    REQUIRE((p->op == k->op || turned) && p->dims == k->dims && p->a_type == k->a && p->b_type == k->b &&
+            p->out_type == k->out);
+    REQUIRE(!turned || (p->stride[0] == 1 && p->stride[1] == 1 && p->stride[2] == 1));
+    for (int a = 0; turned && a < 3; ++a)
+        REQUIRE(p->pad_lo[a] <= (int64_t)(a == 0 ? p->t - 1 : a == 1 ? p->r - 1 : p->s - 1) * p->dilation[a] &&
+                p->pad_hi[a] <= (int64_t)(a == 0 ? p->t - 1 : a == 1 ? p->r - 1 : p->s - 1) * p->dilation[a]);
     REQUIRE(p->mode == CONVCAT_CROSS_CORRELATION);
     REQUIRE(p->n >= 1 && p->c >= 1 && p->k >= 1 && p->groups >= 1 && p->c % p->groups == 0 && p->k % p->groups == 0);
     const int in[3] = {p->d, p->h, p->w}, filt[3] = {p->t, p->r, p->s};
