@@ -89,10 +89,10 @@ def sm90a_context(key: space.Key) -> dict:
     b_reuse = space.reuses_b(key)   # the producer loads B on a ring slot's first fill only
     packs = space.groups_fprop(key)   # schedule grouped: tile columns of whole groups, maybe packs of them
     pack_variants = space.pack_variants(key) if packs else []
-    pack_mmas = []
+    pack_mmas = {}   # a pack's wgmma step function, by its width (sm90a/wgmma.j2)
     for w in sorted({v.k for v in pack_variants}):
         w_asm, w_outs = wgmma_instruction(w, key.a)
-        pack_mmas.append(dict(n=w, fn=f"wgmma_step_n{w}", asm=w_asm, outs=w_outs, scale_d_operand=w // 2 + 2))
+        pack_mmas[w] = dict(n=w, fn=f"wgmma_step_n{w}", asm=w_asm, outs=w_outs, scale_d_operand=w // 2 + 2)
     assert k_spans in (1, 2) and (k_spans == 1 or not (smem_transpose or space.transposes_filter(key)))
     cluster = key.cluster_m * key.cluster_n > 1
     out_bytes = space.ELEM_BYTES[key.out]
@@ -133,7 +133,7 @@ def sm90a_context(key: space.Key) -> dict:
         halo_bufs=space.HALO_BUFS, halo_buf=space.halo_buffer_bytes(key) if halo else 0,
         halo_chunk_rows=cfg.y_box_rows // space.HALO_COLS,
         row_tables=space.ROW_TABLES, row_table=cfg.atoms * 64 * 8,
-        packs=packs, pack_mmas=pack_mmas,
+        packs=packs, pack_mmas=list(pack_mmas.values()),
         pack_select="".join(f"p.group_filters == {v.k} && p.group_channels == {v.c} ? {i} : "
                             for i, v in enumerate(pack_variants, 1)) + "0",
         # one consumer function per pack a grouped kernel compiles (consume_packI, its MMAs inlined
@@ -141,7 +141,7 @@ def sm90a_context(key: space.Key) -> dict:
         consumers=[dict(suffix="", guard="if (pack == 0) " if packs else "", pack=None)] +
                   [dict(suffix=f"_pack{i}", guard=f"else if (pack == {i}) ",
                         pack=dict(k=v.k, c=v.c, regs=v.k // 2, groups=key.tile_n // v.k, steps=v.c // space.PACK_CHANNELS,
-                                  c_bytes=v.c * space.ELEM_BYTES[key.a], fn=f"wgmma_step_n{v.k}"))
+                                  c_bytes=v.c * space.ELEM_BYTES[key.a], fn=pack_mmas[v.k]["fn"]))
                    for i, v in enumerate(pack_variants, 1)],
         producer_regs=cfg.producer_regs, consumer_regs=cfg.consumer_regs,
         # the wgmma instruction (sm90a/wgmma.j2)

@@ -328,7 +328,7 @@ static double launches_us(const cvc_entry *e, const cvc_view *v, int sms, const 
     if (sliced)
         us *= SLICE_SCALE;
     const convcat_problem *p = &v->p;
-    const double bytes = (double)v->in_pixels * p->c * v->a_bytes + (double)p->k * v->taps * v->cg * v->b_bytes +
+    const double bytes = (double)v->in_pixels * p->c * v->a_bytes + cvc_filter_bytes(v) +
                          (double)v->pixels * p->k * v->out_bytes;
     const double dram_us = bytes / DRAM_BYTES_PER_US + (double)ls->workspace_bytes * 2.0 / DRAM_BYTES_PER_US;
     const double reduce_us = ls->reduce_grid ? (sliced ? SLICE_REDUCE_US : LAUNCH_US) : 0.0;

@@ -183,6 +183,16 @@ convcat_status cvc_view_make(const convcat_problem *p, cvc_view *v, char *why, s
  * their taps reversed (KEY_turn), padding reach - pad on each side.  CONVCAT_ERR_UNSUPPORTED with
  * the reason where a stride is > 1 or a padding passes the filter's reach. */
 convcat_status cvc_turned_view(const cvc_view *v, cvc_view *out, char *why, size_t why_size);
+/* Does entry e take the dgrad problem v as the fprop of dy (flag DGRAD_AS_FPROP)? */
+static inline bool cvc_turns(const cvc_entry *e, const cvc_view *v)
+{
+    return v->p.op == CONVCAT_DGRAD && e->k.op == CONVCAT_FPROP && cvc_has(e, CVC_F_DGRAD_AS_FPROP);
+}
+/* Bytes of the filter tensor (K, T, R, S, C / groups). */
+static inline double cvc_filter_bytes(const cvc_view *v)
+{
+    return (double)v->p.k * v->taps * v->cg * v->b_bytes;
+}
 
 /* ---- TMA descriptor parameters and stride phases (tma.c), pure C, tested on the CPU -- */
 

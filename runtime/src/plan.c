@@ -176,7 +176,6 @@ static void fill_params(const cvc_entry *e, const cvc_view *v, int sms, cvc_para
 
 int cvc_raster_band(const cvc_entry *e, const cvc_view *v, const cvc_params *k, int sms)
 {
-    const convcat_problem *p = &v->p;
     const char *env = getenv("CONVCAT_RASTER_BAND");
     const int rows = k->cluster_tiles_m > 1 ? k->cluster_tiles_m : 1;
     if (env && *env) {
@@ -188,8 +187,7 @@ int cvc_raster_band(const cvc_entry *e, const cvc_view *v, const cvc_params *k, 
     if (e->k.arch != CONVCAT_ARCH_SM90A || e->k.op == CONVCAT_WGRAD)
         return 1;
     const int64_t wave = sms / (e->k.cluster_m * e->k.cluster_n);
-    const double filter_bytes = (double)p->k * v->taps * v->cg * v->b_bytes;
-    if (2 * (int64_t)k->cluster_tiles_n <= wave || filter_bytes <= RASTER_L2_BYTES)
+    if (2 * (int64_t)k->cluster_tiles_n <= wave || cvc_filter_bytes(v) <= RASTER_L2_BYTES)
         return 1;
     return RASTER_BAND < rows ? RASTER_BAND : rows;
 }
@@ -371,8 +369,8 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     if ((st = check_device(drv, e, dev, arch)) != CONVCAT_OK)
         return st;
     /* A dgrad on an fprop kernel (the rules took it: DGRAD_AS_FPROP) is planned as the fprop of dy. */
-    const bool turned = p->op != e->k.op;
-    const size_t turned_filter = turned ? (size_t)p->k * (size_t)v.taps * (size_t)v.cg * (size_t)v.b_bytes : 0;
+    const bool turned = cvc_turns(e, &v);
+    const size_t turned_filter = turned ? (size_t)cvc_filter_bytes(&v) : 0;   /* KEY_turn's copy, exact below 2^53 */
     if (turned) {
         cvc_view fprop_of_dy;
         if (cvc_turned_view(&v, &fprop_of_dy, why, sizeof why) != CONVCAT_OK)

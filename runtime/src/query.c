@@ -239,7 +239,7 @@ static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     /* x, w and y each move once (one of them is the op's output, its rows maybe in segments). */
     const double seg_cost = segment_cost(k, v);
     const double bytes = (double)v->in_pixels * p->c * v->a_bytes * (k->op == CONVCAT_DGRAD ? seg_cost : 1.0) +
-                         (double)p->k * v->taps * v->cg * v->b_bytes +
+                         cvc_filter_bytes(v) +
                          (double)v->pixels * p->k * v->out_bytes * (k->op == CONVCAT_FPROP ? seg_cost : 1.0);
     /* Compute and DRAM traffic overlap only in part: half the smaller still counts (it also breaks
      * the ties at the DRAM floor that memory-bound layers, wgrad's 1x1 ones above all, produced). */
@@ -253,9 +253,8 @@ double cvc_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     if (sms <= 0)
         sms = DEFAULT_SMS;
     cvc_view turned;   /* unit-stride dgrad as the fprop of dy: that fprop, after KEY_turn's copy */
-    if (v->p.op == CONVCAT_DGRAD && e->k.op == CONVCAT_FPROP && cvc_turned_view(v, &turned, NULL, 0) == CONVCAT_OK)
-        return tma_predict_us(e, &turned, sms) + TURN_LAUNCH_US +
-               2.0 * (double)v->p.k * v->taps * v->cg * v->b_bytes / DRAM_BYTES_PER_US;
+    if (cvc_turns(e, v) && cvc_turned_view(v, &turned, NULL, 0) == CONVCAT_OK)
+        return tma_predict_us(e, &turned, sms) + TURN_LAUNCH_US + 2.0 * cvc_filter_bytes(v) / DRAM_BYTES_PER_US;
     switch (e->family) {
     case CVC_FAMILY_GATHER: return cvc_gather_predict_us(e, v, sms);
     case CVC_FAMILY_DIRECT: return cvc_direct_predict_us(e, v, sms);

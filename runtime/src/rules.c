@@ -208,7 +208,7 @@ convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why,
     *rule = CVC_RULE_NONE;
     const cvc_key *k = &e->k;
     const convcat_problem *p = &v->p;
-    if (p->op == CONVCAT_DGRAD && k->op == CONVCAT_FPROP && cvc_has(e, CVC_F_DGRAD_AS_FPROP)) {
+    if (cvc_turns(e, v)) {
         cvc_view turned;   /* the fprop of dy, whose rules are this kernel's */
         char inner[176];
         if (cvc_turned_view(v, &turned, inner, sizeof inner) != CONVCAT_OK)
