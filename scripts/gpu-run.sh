@@ -19,7 +19,8 @@
 # Logs and results go to $OUT (default /tmp/convcat-out); the last lines printed are a summary.
 #   scripts/gpu-run.sh [suite] [property] [multigpu] [ddp] [sanitize] [check] [bench] [compare]
 #   (default: suite sanitize)
-# Environment: SUITE_MATCH (test_gpu --match), SUITE_SEED (--seed), SUITE_TIMEOUT; PROPERTY_COUNT,
+# Environment: SUITE_MATCH (test_gpu --match), SUITE_SEED (--seed), SUITE_TIMEOUT; SANITIZE_MATCH
+# (a regular expression: only the sanitize entries whose name matches); PROPERTY_COUNT,
 # PROPERTY_SEED, PROPERTY_TIMEOUT; MULTIGPU_ROUNDS; DDP_STEPS, DDP_BATCH (global), DDP_NET;
 # CHECK_FILES, CHECK_DTYPES, CHECK_TIMEOUT; BENCH_FILE, BENCH_OPS, BENCH_DTYPES, BENCH_ARGS,
 # BENCH_TAG, BENCH_TIMEOUT (bench and compare, each run).
@@ -77,6 +78,7 @@ if [[ $what == *sanitize* ]]; then
     # block, alpha and beta; staged 5x3 at stride 2 with H dilation 2).
     run_san() {   # tool name key problem...
         local tool=$1 name=$2 key=$3; shift 3
+        [[ -n ${SANITIZE_MATCH:-} && ! $name =~ $SANITIZE_MATCH ]] && return 0
         # the development catalogs' kernels (grouped.spec, n32.spec) only where the staged catalog has them
         .gpu/convcat list --match "$key" | grep -q "$key" || return 0
         local dt; dt=$(echo "$key" | cut -d_ -f4); local ot; ot=$(echo "$key" | cut -d_ -f7)
