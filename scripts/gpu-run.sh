@@ -79,7 +79,7 @@ if [[ $what == *sanitize* ]]; then
     run_san() {   # tool name key problem...
         local tool=$1 name=$2 key=$3; shift 3
         [[ -n ${SANITIZE_MATCH:-} && ! $name =~ $SANITIZE_MATCH ]] && return 0
-        # the development catalogs' kernels (grouped.spec, n32.spec) only where the staged catalog has them
+        # the development catalogs' kernels (grouped.spec, n32.spec, ...) only where the staged catalog has them
         .gpu/convcat list --match "$key" | grep -q "$key" || return 0
         local dt; dt=$(echo "$key" | cut -d_ -f4); local ot; ot=$(echo "$key" | cut -d_ -f7)
         timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 .gpu/convcat run "$key" "$@" \

@@ -724,8 +724,9 @@ VERIFIED = {("sm90a", "tma"), ("sm90a", "gather"), ("sm90a", "direct")}
 
 def not_yet_run(key: Key) -> bool:
     """Kernels of a verified family the GPU suite has not executed yet: the grouped schedule,
-    and TMA tiles of 32 filters (wgmma m64n32 warpgroups)."""
-    return key.schedule == "grouped" or (family(key) == "tma" and key.tile_n == 32)
+    TMA tiles of 32 filters (wgmma m64n32 warpgroups) and gather wgrad of 128-byte K stages."""
+    return (key.schedule == "grouped" or (family(key) == "tma" and key.tile_n == 32) or
+            (family(key) == "gather" and key.op == "wgrad" and key.tile_k * ELEM_BYTES[key.a] == 128))
 
 
 def _lcm(a: int, b: int) -> int:
