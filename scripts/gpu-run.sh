@@ -70,7 +70,8 @@ fi
 if [[ $what == *sanitize* ]]; then
     # One kernel of each shape of pipeline: TMA fprop (2x1 cluster, bias, residual, GELU), halo
     # fprop, dgrad (2x1 cluster; strided: 4 phases, scattered rows, beta), wgrad (split-K;
-    # per-tap 3D; tf32's stage copy; grouped c = 8); gather fprop (grouped, C = 3 through
+    # split-K in clusters of 8 slices of a 1x1 layer, alpha and beta; per-tap 3D; tf32's stage
+    # copy; grouped c = 8); gather fprop (grouped, C = 3 through
     # registers; split K with bias, ReLU and beta), dgrad (strided, grouped), wgrad (split, odd C); where the staged
     # catalog has them, grouped fprop (a pack of groups; a group a column, stride 2) and a tile N 32 fprop; direct fprop (7x7 with bias
     # and SiLU; staged 7x7; 4 channels a group, stride 2), dgrad (stride 2, multiplier 2; staged; 8
@@ -99,6 +100,8 @@ if [[ $what == *sanitize* ]]; then
             --n 8 --h 28 --w 28 --c 64 --k 128 --r 3 --s 3 --pad_h 1 --pad_w 1 --beta 1
         run_san $tool wgrad_3d sm90a_wgrad_3d_bf16_bf16_f32_bf16_64x128x64_s4_c1x1_pingpong --op wgrad \
             --n 1 --d 5 --h 6 --w 7 --c 72 --k 136 --t 3 --r 3 --s 3 --pad_d 1 --pad_h 1 --pad_w 1
+        CONVCAT_CLUSTER_SPLITS=1 run_san $tool wgrad_cluster sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop \
+            --op wgrad --n 8 --h 28 --w 28 --c 200 --k 136 --r 1 --s 1 --alpha 0.5 --beta 0.75
         run_san $tool wgrad_tf32 sm90a_wgrad_2d_tf32_tf32_f32_f32_128x128x32_s4_c1x1_coop --op wgrad \
             --n 4 --h 14 --w 14 --c 96 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1 --beta 0.5
         run_san $tool wgrad_grouped sm90a_wgrad_2d_f16_f16_f32_f16_64x64x64_s4_c1x1_pingpong --op wgrad \

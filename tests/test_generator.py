@@ -288,6 +288,23 @@ class Validity(unittest.TestCase):
         self.assertIn("_reduce(const __grid_constant__ cvc_params p)", render.render(variant(BF16)))
         self.assertNotIn("_reduce(", render.render(variant(BF16, tile_n=256)))
 
+    def test_cluster_split_kernels(self):
+        # sm90a TMA wgrad of 1x1 clusters, coop and pingpong, whose ring holds the tile's f32 sums:
+        # the index flag (CLUSTER_SPLITS) and the template's cluster path agree with the rule.
+        wg = variant(BF16, op="wgrad")
+        cases = (wg, variant(BF16, op="wgrad", schedule="pingpong", tile_m=64), variant(BF16, op="wgrad", cluster_m=2),
+                 variant(BF16), variant(BF16, op="wgrad", arch="sm100a", schedule="1sm"))
+        self.assertEqual([space.cluster_splits(k) for k in cases], [True, True, False, False, False])
+        for k in cases:
+            self.assertEqual(bool(space.index_values(k)["flags"] & index.FLAG_BITS["CLUSTER_SPLITS"]),
+                             space.cluster_splits(k))
+            self.assertEqual("cluster_sums(" in render.render(k), space.cluster_splits(k))
+        # the ring holds the tile's padded f32 rows
+        cfg = space.derive(wg)
+        self.assertGreaterEqual(wg.stages * (cfg.a_stage_bytes + cfg.b_stage_bytes),
+                                wg.tile_m * space.cluster_row_bytes(wg))
+        self.assertIn(f"CLUSTER_SPLITS_MAX = {index.CLUSTER_SPLITS_MAX}", render.render(wg))
+
     def test_dgrad_scatter_epilogue(self):
         # Strided dgrad scatters rows; pingpong warpgroups of 128 accumulators have no room for it
         # (the index lacks flag SCATTERS, and runtime/src/rules.c refuses strided problems for them).

@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal.h"   /* the index flags (CLUSTER_SPLITS) */
 #include "convcat.h"
 #include "verify.h"
 
@@ -768,6 +769,7 @@ static long long grouped_runs, grouped_by_design;   /* grouped wgrad: run, refus
 static long long family_runs[4];     /* problems run per kernel family (CONVCAT_FAMILY_*) */
 static long long gather_split_runs;  /* gather fprop and dgrad runs whose plan split K (a workspace) */
 static long long gather_packed_runs; /* gather runs whose plan packed groups a CTA (dgrad kernels of PACKS_GROUPS) */
+static long long cluster_split_runs; /* TMA runs whose slices of a tile were a cluster (flag CLUSTER_SPLITS) */
 static long long direct_by_design;   /* depthwise problems a direct kernel's tile or thread budget refuses */
 /* [op][dims - 1][A type][problem]: a direct kernel of that op, dims and type ran the depthwise problem
  * (and passed); and which (op, dims, type) have direct kernels.  Every depthwise problem must have
@@ -863,6 +865,7 @@ static int check_op(size_t index, const convcat_entry_info *e, const shape *sh, 
     gather_split_runs += st == CONVCAT_OK && e->family == CONVCAT_FAMILY_GATHER && e->op != CONVCAT_WGRAD &&
                          v.workspace_bytes > 0;
     gather_packed_runs += st == CONVCAT_OK && v.groups_per_cta > 1;
+    cluster_split_runs += st == CONVCAT_OK && v.cluster > e->cluster_m * e->cluster_n;
     return st == CONVCAT_OK;
 }
 
@@ -1173,6 +1176,21 @@ static void test_kernel(void)
         check_chained(index, &e);
     if (e.op != CONVCAT_WGRAD)
         return;
+    if (cvc_has(&catalog->entries[index], CVC_F_CLUSTER_SPLITS)) {
+        /* The list again with the slices of a tile as a cluster wherever the kernel can split
+         * (CONVCAT_CLUSTER_SPLITS=1; the lists hold long pixel reductions): problems from 300. */
+        const long long before = cluster_split_runs;
+        setenv("CONVCAT_CLUSTER_SPLITS", "1", 1);
+        for (size_t i = 0; i < set->count; ++i)
+            check_one(index, &e, &set->shapes[i], 1, 300 + (int)i);
+        unsetenv("CONVCAT_CLUSTER_SPLITS");
+        if (cluster_split_runs == before) {
+            ++failures;
+            printf("\n  %s: no problem of its list split K in clusters", key);
+            CU_FAIL("a CLUSTER_SPLITS kernel never ran a cluster split-K plan");
+        }
+        printf("(%lld cluster split-K runs) ", cluster_split_runs - before);
+    }
     /* Grouped wgrad: a kernel made for it runs every problem; the others refuse every one. */
     const grouped_list *g = &grouped[e.dims - 1];
     int grouped_ran = 0;
@@ -1408,11 +1426,12 @@ int main(int argc, char **argv)
            "halo kernels: %lld problems refused by design (strided, or filters reaching past the input tile)\n"
            "by family: %lld TMA, %lld gather, %lld direct problem runs; %lld depthwise problems refused by design "
            "(a direct block's tile or threads; other direct kernels take them)\n"
-           "gather fprop and dgrad runs that split K: %lld; that packed groups: %lld\n",
+           "gather fprop and dgrad runs that split K: %lld; that packed groups: %lld\n"
+           "TMA wgrad runs whose slices of a tile were a cluster: %lld\n",
            registered, per_op[0], per_op[1], per_op[2], runs, failures, failed, by_design, raster_runs, chained_runs,
            grouped_runs, grouped_by_design, halo_by_design, family_runs[CONVCAT_FAMILY_TMA],
            family_runs[CONVCAT_FAMILY_GATHER], family_runs[CONVCAT_FAMILY_DIRECT], direct_by_design,
-           gather_split_runs, gather_packed_runs);
+           gather_split_runs, gather_packed_runs, cluster_split_runs);
     CU_cleanup_registry();
     convcat_close(cat);
     return failed || registered == 0 ? 1 : 0;

@@ -172,6 +172,42 @@ static void test_wgrad_rules(void)
  * stage is one tap's channels c..c+127 (fprop C, dgrad dy's K) or 128 pixels
  * (wgrad); whatever lies past the tensor, a whole second span included, is
  * zero-filled by TMA, so the 16-byte-row rules are the tile-K-64 kernels' ones. */
+/* Cluster split-K (flag CLUSTER_SPLITS, sm90a TMA wgrad of 1x1 clusters): a long pixel reduction
+ * splits into a power of two of equal slices, at most CVC_CLUSTER_SPLITS_MAX, a cluster a tile;
+ * never with CONVCAT_CLUSTER_SPLITS=0, never for grouped problems; the grid is every tile's
+ * slices (not persistent). */
+static void test_cluster_splits(void)
+{
+    const cvc_entry w = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    const cvc_entry pp = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_64x128x64_s4_c1x1_pingpong");
+    const cvc_entry c2 = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x64x64_s4_c2x1_coop");
+    const cvc_entry f = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
+    CU_ASSERT_TRUE(cvc_has(&w, CVC_F_CLUSTER_SPLITS) && cvc_has(&pp, CVC_F_CLUSTER_SPLITS));
+    CU_ASSERT_FALSE(cvc_has(&c2, CVC_F_CLUSTER_SPLITS) || cvc_has(&f, CVC_F_CLUSTER_SPLITS));
+    convcat_problem p = unit_problem(CONVCAT_WGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.n = 64, p.h = p.w = 14, p.c = 832, p.k = 128, p.r = p.s = 1;   /* a 1x1 layer: 12544 pixels */
+    p.pad_lo[1] = p.pad_hi[1] = p.pad_lo[2] = p.pad_hi[2] = 0;
+    const cvc_view *v = unit_view(&p);
+    const int64_t k_iters = cvc_k_iters(&w, v);
+    setenv("CONVCAT_CLUSTER_SPLITS", "1", 1);
+    const cvc_split s = cvc_split_for(&w, v, 132, true), t = cvc_split_for(&c2, v, 132, true),
+                    u = cvc_split_for(&w, v, 132, false);
+    CU_ASSERT_TRUE(s.cluster && s.splits >= 2 && s.splits <= CVC_CLUSTER_SPLITS_MAX && !(s.splits & (s.splits - 1)));
+    CU_ASSERT_TRUE((int64_t)s.splits * s.split_iters >= k_iters && (int64_t)(s.splits - 1) * s.split_iters < k_iters);
+    CU_ASSERT_FALSE(t.cluster || u.cluster);
+    const cvc_params k = {.cluster_tiles_m = 1, .cluster_tiles_n = 7, .splits = s.splits, .cluster_splits = 1};
+    CU_ASSERT_EQUAL(cvc_grid_for(&k, 16, s.splits), 7 * s.splits);   /* every tile's slices */
+    convcat_problem g = p;
+    g.groups = 2, g.c = g.k = 128;   /* grouped wgrad: whole tiles, KEY_reduce's diagonal blocks */
+    CU_ASSERT_FALSE(cvc_split_for(&w, unit_view(&g), 132, true).cluster);
+    setenv("CONVCAT_CLUSTER_SPLITS", "0", 1);
+    CU_ASSERT_FALSE(cvc_split_for(&w, v, 132, true).cluster);
+    setenv("CONVCAT_CLUSTER_SPLITS", "auto", 1);   /* the model's choice: a valid split either way */
+    const cvc_split m = cvc_split_for(&w, v, 132, true);
+    CU_ASSERT_TRUE((int64_t)m.splits * m.split_iters >= k_iters && (!m.cluster || m.splits <= CVC_CLUSTER_SPLITS_MAX));
+    unsetenv("CONVCAT_CLUSTER_SPLITS");
+}
+
 static void test_tile_k_128_rules(void)
 {
     const cvc_entry f = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x128_s3_c2x1_coop");
@@ -2057,6 +2093,7 @@ int main(void)
         {"dgrad corner ranges", test_dgrad_corner_ranges},
         {"wgrad rules", test_wgrad_rules},
         {"tile K 128 rules", test_tile_k_128_rules},
+        {"cluster split-K", test_cluster_splits},
         {"dims must match", test_dims_must_match},
         {"dtypes must match", test_dtypes_must_match},
         {"extents must be at least one", test_extents_must_be_at_least_one},

@@ -52,8 +52,14 @@ FLAGS = {
                 "the ring, a ring slot's B (filters) loads on its first fill only",
     "DGRAD_AS_FPROP": "TMA fprop (schedule grouped): runs unit-stride dgrad as the fprop of dy, its filters turned "
                       "around into the workspace by KEY_turn (exported)",
+    "CLUSTER_SPLITS": "TMA wgrad (sm90a): split-K slices of one tile may run as one cluster of up to "
+                      "CLUSTER_SPLITS_MAX CTAs that add their sums through distributed shared memory "
+                      "(cvc_params.cluster_splits): no workspace, no KEY_reduce",
 }
 FLAG_BITS = {name: 1 << i for i, name in enumerate(FLAGS)}
+# Slices of a CLUSTER_SPLITS kernel's cluster, at most: the portable cluster size (the
+# templates unroll the sums over it; the runtime's model and plans keep to it).
+CLUSTER_SPLITS_MAX = 8
 
 # How a kernel takes groups > 1 (record field `groups_mode`).
 GROUPS_MODE = {
@@ -236,6 +242,7 @@ def c_header() -> str:
     lines += ["", "/* Capability flags. */"]
     lines += [f"#define CVC_F_{n} 0x{v:x}u   /* {FLAGS[n]} */" for n, v in FLAG_BITS.items()]
     lines.append(f"#define CVC_F_ALL 0x{sum(FLAG_BITS.values()):x}u")
+    lines.append(f"#define CVC_CLUSTER_SPLITS_MAX {CLUSTER_SPLITS_MAX}   /* slices of a CLUSTER_SPLITS cluster, at most */")
     lines += ["", "/* groups_mode values. */"]
     lines += [f"#define CVC_GROUPS_{n.upper()} {v}" for n, v in GROUPS_MODE.items()]
     lines += ["", "/* The public enums agree with the values the packer writes. */",

@@ -47,13 +47,17 @@ def output(key: space.Key) -> dict:
                 unpack_fn=UNPACK_FN.get(key.out, ""))
 
 
-def epilogue_helpers(activate_chunk: bool, scattered: bool, beta_units: bool) -> list[dict]:
+def epilogue_helpers(activate_chunk: bool, scattered: bool, beta_units: bool, finish: bool) -> list[dict]:
     """The common epilogue parts, in source order: the activation, its out-of-line
     pass over a chunk and the pair loads of bias and C (the register epilogues),
+    the last step of a split-K sum (finish: KEY_reduce and cluster split-K),
     a stride phase's row offsets, beta * C over 16-byte units."""
     parts = ["common/activate.j2"]
     if activate_chunk:
         parts += ["common/activate_chunk.j2", "common/load_pair.j2"]
+    if finish:
+        assert activate_chunk   # it reads bias and C by load_pair
+        parts.append("common/finish_sums.j2")
     if scattered:
         parts.append("common/scattered_offset.j2")
     if beta_units:

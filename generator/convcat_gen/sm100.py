@@ -304,7 +304,8 @@ def context(key: space.Key) -> dict:
     desc = {True: "cvc_umma_desc_mnmajor_sw128({}_base + 2048 * k, COL_BYTES)",
             False: "cvc_umma_desc_kmajor_sw128({}_base + 32 * k)"}
     produce_maps = "map_a, map_b" if dynamic else "&tmap_a, &tmap_b"
-    eps = parts.epilogue_helpers(activate_chunk=True, scattered=scatter, beta_units=scatter or grouped)
+    eps = parts.epilogue_helpers(activate_chunk=True, scattered=scatter, beta_units=scatter or grouped,
+                                 finish=space.splits_k(key))
     if scatter:
         eps.append(dict(part="sm100a/epilogue_scattered.j2"))
     if grouped:
@@ -327,7 +328,7 @@ def context(key: space.Key) -> dict:
         fb_ctas=key.fallback_m * key.fallback_n,
         fb=dict((k.upper(), v) for k, v in _shape(fb).items()) if dynamic else {},
         key=key.name(), op=op, dims=key.dims, mn_b=mn_b,
-        scatter=scatter, grouped=grouped, splits=splits,
+        scatter=scatter, grouped=grouped, splits=splits, cluster_splits=False,
         a=key.a, b=key.b, kind=u.kind, pair=pair, cta_group=u.cta_group, cluster=cluster, cm=cm, cn=cn,
         # constants (sm100a/constants.j2)
         bm=key.tile_m, bn=key.tile_n, bk=key.tile_k, stages=key.stages, n_cta=key.tile_n // u.cta_group,

@@ -391,6 +391,29 @@ def splits_k(key: Key) -> bool:
     return key.op == "wgrad" or (key.op == "fprop" and derive(key).acc_regs < SM90_ACC_REG_BUDGET)
 
 
+CLUSTER_ROW_PAD = 32        # bytes after each f32 row of a tile's sums in shared memory: a half warp's
+                            # 8-byte writes (4 rows x 4 column pairs) fall in distinct banks
+
+
+def cluster_row_bytes(key: Key) -> int:
+    """The row pitch of a tile's f32 sums in shared memory (cluster split-K)."""
+    return key.tile_n * 4 + CLUSTER_ROW_PAD
+
+
+def cluster_splits(key: Key) -> bool:
+    """sm90a wgrad, coop and pingpong tiles without clusters of their own: split-K slices of one
+    tile may run as one cluster (the slices its CTAs, at most index.CLUSTER_SPLITS_MAX), which add their
+    f32 sums through distributed shared memory instead of a workspace and KEY_reduce: each CTA
+    writes its sums into its ring (idle once the tile's last stage is consumed; one tile a CTA),
+    and after a cluster barrier CTA q adds slab q of the tile's rows from every CTA's ring in rank
+    order.  Needs the ring to hold the tile's sums.  The index records it (flag CLUSTER_SPLITS)."""
+    if (key.arch != "sm90a" or key.op != "wgrad" or family(key) != "tma" or key.dynamic or
+            key.schedule not in ("coop", "pingpong") or (key.cluster_m, key.cluster_n) != (1, 1)):
+        return False
+    cfg = derive(key)
+    return key.stages * (cfg.a_stage_bytes + cfg.b_stage_bytes) >= key.tile_m * cluster_row_bytes(key)
+
+
 def reuses_b(key: Key) -> bool:
     """sm90a fprop and dgrad (not halo, whose producer loads input tiles): where the grid has
     one tile column, no split-K and a tile's K stages divide the ring, ring slot s holds the
@@ -755,6 +778,8 @@ def _tma_capabilities(key: Key) -> dict:
         flags.append("DGRAD_AS_FPROP")
     if groups_wgrad(key) and sm90:
         flags.append("GROUPED_SPLITS")
+    if cluster_splits(key):
+        flags.append("CLUSTER_SPLITS")
     if sm90:
         flags.append("CHAINED")
     out_align = 16 // ELEM_BYTES[key.out]

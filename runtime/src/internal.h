@@ -352,6 +352,14 @@ convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why,
  * plus the reduction's traffic on `sms` SMs, each slice at least 8 stages long; *split_iters
  * is the stages per slice.  1 for kernels that do not split. */
 int cvc_splits(const cvc_entry *e, const cvc_view *v, int sms, int *split_iters);
+/* ... and whether they run as clusters (flag CLUSTER_SPLITS: a cluster a tile, its CTAs the
+ * slices, their sums added through distributed shared memory; no workspace, no KEY_reduce),
+ * where the model prices that faster (CONVCAT_CLUSTER_SPLITS=1 / 0: wherever possible / never). */
+typedef struct cvc_split {
+    int splits, split_iters;
+    bool cluster;
+} cvc_split;
+cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool allow_cluster);
 /* The sm90a raster band of a plan's launch (cvc_params.raster_band; plan.c says the rule). */
 int cvc_raster_band(const cvc_entry *e, const cvc_view *v, const cvc_params *k, int sms);
 /* Predicted microseconds of entry e on a problem that passed its rules. */

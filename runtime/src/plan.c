@@ -115,13 +115,16 @@ static convcat_status check_device(const cvc_driver *drv, const cvc_entry *e, CU
     return CONVCAT_OK;
 }
 
-static void fill_params(const cvc_entry *e, const cvc_view *v, int sms, cvc_params *k)
+static void fill_params(const cvc_entry *e, const cvc_view *v, int sms, bool allow_cluster, cvc_params *k)
 {
     const convcat_problem *p = &v->p;
     memset(k, 0, sizeof *k);
     k->gemm_m = (int32_t)v->gemm.m;
     k->k_iters = (int32_t)cvc_k_iters(e, v);
-    k->splits = cvc_splits(e, v, sms, &k->split_iters);
+    const cvc_split sp = cvc_split_for(e, v, sms, allow_cluster);
+    k->splits = sp.splits;
+    k->split_iters = sp.split_iters;
+    k->cluster_splits = sp.cluster;
     k->out_q = v->out[2], k->out_p = v->out[1], k->out_z = v->out[0];
     k->stride_w = p->stride[2], k->stride_h = p->stride[1], k->stride_d = p->stride[0];
     k->pad_w = p->pad_lo[2], k->pad_h = p->pad_lo[1], k->pad_d = p->pad_lo[0];
@@ -248,6 +251,8 @@ int64_t cvc_dynamic_fit(int active, int active_fb, int cluster, int fallback)
 
 int cvc_grid_for(const cvc_params *k, int64_t fit, int cluster)
 {
+    if (k->cluster_splits)   /* a cluster a tile, its CTAs the slices: every tile's, not persistent */
+        return k->cluster_tiles_m * k->cluster_tiles_n * k->splits;
     const int64_t tiles = (int64_t)k->cluster_tiles_m * k->cluster_tiles_n * k->splits;
     return (int)((tiles < fit ? tiles : fit) * cluster);
 }
@@ -422,14 +427,24 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
         convcat_plan_destroy(pl);
         return st;
     }
-    fill_params(e, &v, sms, &pl->params);
+    fill_params(e, &v, sms, true, &pl->params);
+    if (pl->params.cluster_splits) {   /* clusters of the slices, where the device can form them */
+        int active = 0;
+        pl->cluster = pl->params.splits;
+        if (active_clusters(drv, pl, sms, pl->cluster, &active) != CONVCAT_OK) {
+            cvc_log("plan: %s: no cluster of %d CTAs fits; split-K through the workspace", e->key, pl->cluster);
+            pl->cluster = 1;
+            fill_params(e, &v, sms, false, &pl->params);
+        }
+    }
     cvc_tma_operands(e, &v, &pl->a, &pl->b);
     if (pl->fallback) {
         const cvc_entry f = cvc_entry_fallback(e);
         cvc_tma_operands(&f, &v, &pl->a_fb, &pl->b_fb);
     }
-    cvc_tma_output(e, &v, pl->params.splits, &pl->y);
-    if (pl->params.splits > 1) {
+    const bool partial = pl->params.splits > 1 && !pl->params.cluster_splits;
+    cvc_tma_output(e, &v, partial ? pl->params.splits : 1, &pl->y);
+    if (partial) {
         pl->workspace_bytes = cvc_workspace_bytes(&v, pl->params.splits);
         /* KEY_reduce: 256 threads share 16 float4 of the output at most (its slice lanes) */
         const int64_t blocks = cvc_ceil_div(v.gemm.m * v.gemm.n / 4, 16);
@@ -619,7 +634,7 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
     const bool transpose = cvc_has(pl->e, CVC_F_TRANSPOSES_FILTER);
     const void *in_b = op == CONVCAT_WGRAD ? t->x : transpose || pl->turned ? t->workspace : t->w;
     void *out = op == CONVCAT_FPROP ? t->y : op == CONVCAT_DGRAD ? (void *)t->x : (void *)t->w;
-    const bool partial = pl->params.splits > 1;
+    const bool partial = pl->params.splits > 1 && !pl->params.cluster_splits;
     if (pl->turned) {   /* dgrad as the fprop of dy: its filter, turned around, into the workspace */
         const void *w = t->w;
         void *wt = t->workspace;

@@ -84,6 +84,9 @@
 #define SEG_COST_BYTES 128.0                      /* output rows in tile-N segments: 1 + this / segment bytes */
 #define MAX_SPLITS 64                             /* wgrad split-K slices at most */
 #define MIN_SPLIT_STAGES 8                        /* ... each at least this many stages long */
+#define CLUSTER_SUMS_BYTES_PER_US 50e3            /* cluster split-K: a CTA's f32 sums written to its ring and
+                                                     the slab's read from the cluster's (distributed shared
+                                                     memory), per SM (a first guess: not yet measured) */
 
 /* DRAM cost factor of an fprop or dgrad output written in row segments narrower than its
  * rows (tile N < GEMM N): 1 + 128 B / segment bytes (fitted with bench/model_check.py). */
@@ -172,36 +175,79 @@ static double reduce_us(const cvc_gemm *g, int slices, int out_bytes)
     return slices > 1 ? (double)g->m * g->n * (8.0 * slices + out_bytes) / DRAM_BYTES_PER_US + 2.0 : 0.0;
 }
 
-int cvc_splits(const cvc_entry *e, const cvc_view *v, int sms, int *split_iters)
+/* CONVCAT_CLUSTER_SPLITS=1 runs split-K in clusters wherever a kernel can (flag CLUSTER_SPLITS, at
+ * least two slices), =0 never, =auto where the model prices it faster (plans and the query's
+ * prices; the GPU suite runs both ways).  Unset: CLUSTER_SPLITS_DEFAULT, never until the GPU
+ * suite and the benchmarks have run the path (then the model's choice, -1). */
+#define CLUSTER_SPLITS_DEFAULT 0
+static int cluster_override(void)
+{
+    const char *env = getenv("CONVCAT_CLUSTER_SPLITS");
+    if (env && strcmp(env, "auto") == 0)
+        return -1;
+    return env && (env[0] == '0' || env[0] == '1') && !env[1] ? env[0] - '0' : CLUSTER_SPLITS_DEFAULT;
+}
+
+/* A cluster split-K tile's fixed part besides its stages: its f32 sums into the ring, the
+ * slab's sums read from the cluster's rings, the slab stored. */
+static double cluster_fixed_us(const cvc_entry *e, const cvc_view *v, int slices)
+{
+    const double tile = (double)e->k.tile_m * e->k.tile_n;
+    return tile * 4.0 / CLUSTER_SUMS_BYTES_PER_US + EPILOGUE_US_PER_KB * tile * v->out_bytes / slices / 1024.0 +
+           TILE_FIXED_US;
+}
+
+cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool allow_cluster)
 {
     const int64_t k_iters = cvc_k_iters(e, v);
-    int64_t best = 1;
+    cvc_split best = {.splits = 1, .split_iters = (int)k_iters, .cluster = false};
     /* Grouped problems split only where the kernel says so (sm90a): its slices store whole
      * tiles and KEY_reduce adds the diagonal blocks. */
-    if (cvc_has(e, CVC_F_SPLITS_K) && (v->p.groups == 1 || cvc_has(e, CVC_F_GROUPED_SPLITS))) {
-        if (sms <= 0)
-            sms = DEFAULT_SMS;
-        const int cluster = e->k.cluster_m * e->k.cluster_n;
-        int64_t tm, tn;
-        cvc_cluster_tiles(e, v, &tm, &tn);
-        double stage_us, fixed_us, once_us, best_us = INFINITY;
-        tile_costs(e, v, true, &stage_us, &fixed_us);
-        tile_costs(e, v, !b_once(e, v), &once_us, &fixed_us);   /* unsplit: B maybe loaded once a slot */
-        for (int64_t s = 1; s <= MAX_SPLITS && (s == 1 || k_iters / s >= MIN_SPLIT_STAGES); ++s) {
-            const int64_t per = cvc_ceil_div(k_iters, s), slices = cvc_ceil_div(k_iters, per);
-            const double stage = slices == 1 ? once_us : stage_us;
-            const double us = (double)waves_of(tm * tn * cluster * slices, sms, cluster) *
-                                  ((double)per * stage + fixed_us) +
-                              reduce_us(&v->gemm, (int)slices, v->out_bytes);
-            if (us < best_us * 0.99) {   /* fewer slices unless more win clearly */
-                best = s;
-                best_us = us;
-            }
+    if (!cvc_has(e, CVC_F_SPLITS_K) || (v->p.groups > 1 && !cvc_has(e, CVC_F_GROUPED_SPLITS)))
+        return best;
+    if (sms <= 0)
+        sms = DEFAULT_SMS;
+    const int cluster = e->k.cluster_m * e->k.cluster_n;
+    int64_t tm, tn;
+    cvc_cluster_tiles(e, v, &tm, &tn);
+    double stage_us, fixed_us, once_us, best_us = INFINITY;
+    tile_costs(e, v, true, &stage_us, &fixed_us);
+    tile_costs(e, v, !b_once(e, v), &once_us, &fixed_us);   /* unsplit: B maybe loaded once a slot */
+    const int force = cluster_override();
+    for (int64_t s = 1; s <= MAX_SPLITS && (s == 1 || k_iters / s >= MIN_SPLIT_STAGES); ++s) {
+        const int64_t per = cvc_ceil_div(k_iters, s), slices = cvc_ceil_div(k_iters, per);
+        const double stage = slices == 1 ? once_us : stage_us;
+        const double us = (double)waves_of(tm * tn * cluster * slices, sms, cluster) * ((double)per * stage + fixed_us) +
+                          reduce_us(&v->gemm, (int)slices, v->out_bytes);
+        if (us < best_us * 0.99) {   /* fewer slices unless more win clearly */
+            best = (cvc_split){.splits = (int)slices, .split_iters = (int)per};
+            best_us = us;
         }
     }
-    const int64_t per = cvc_ceil_div(k_iters, best);
-    *split_iters = (int)per;
-    return (int)cvc_ceil_div(k_iters, per);   /* no empty slice */
+    /* Cluster split-K: the slices of a tile are a cluster (a power of two of them, at most
+     * CVC_CLUSTER_SPLITS_MAX, every slice as long), a tile a CTA; no reduction launch. */
+    if (!allow_cluster || !cvc_has(e, CVC_F_CLUSTER_SPLITS) || v->p.groups > 1 || force == 0)
+        return best;
+    if (force == 1)
+        best_us = INFINITY;
+    for (int s = 2; s <= CVC_CLUSTER_SPLITS_MAX && k_iters / s >= MIN_SPLIT_STAGES; s *= 2) {
+        const int64_t per = cvc_ceil_div(k_iters, s);
+        if (cvc_ceil_div(k_iters, per) != s)
+            continue;
+        const double us = (double)waves_of(tm * tn * s, sms, s) * ((double)per * stage_us + cluster_fixed_us(e, v, s));
+        if (us < best_us * 0.99) {
+            best = (cvc_split){.splits = s, .split_iters = (int)per, .cluster = true};
+            best_us = us;
+        }
+    }
+    return best;
+}
+
+int cvc_splits(const cvc_entry *e, const cvc_view *v, int sms, int *split_iters)
+{
+    const cvc_split s = cvc_split_for(e, v, sms, true);
+    *split_iters = s.split_iters;
+    return s.splits;
 }
 
 static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
@@ -211,11 +257,14 @@ static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     const int cluster = k->cluster_m * k->cluster_n;
     int64_t tiles_m, tiles_n;
     cvc_cluster_tiles(e, v, &tiles_m, &tiles_n);
-    int split_iters;
-    const int splits = cvc_splits(e, v, sms, &split_iters);
-    const int64_t waves = waves_of(tiles_m * tiles_n * cluster * splits, sms, cluster);
+    const cvc_split sp = cvc_split_for(e, v, sms, true);
+    const int splits = sp.splits, split_iters = sp.split_iters;
+    const int64_t waves = sp.cluster ? waves_of(tiles_m * tiles_n * splits, sms, splits)
+                                     : waves_of(tiles_m * tiles_n * cluster * splits, sms, cluster);
     double stage_us, fixed_us;
     tile_costs(e, v, splits > 1 || !b_once(e, v), &stage_us, &fixed_us);
+    if (sp.cluster)
+        fixed_us = cluster_fixed_us(e, v, splits);
     const double tile_us = (double)split_iters * stage_us + fixed_us;
     double compute_us = (double)waves * tile_us;
     if (k->op == CONVCAT_DGRAD && v->strided) {   /* strided dgrad: a launch per stride phase */
@@ -245,7 +294,7 @@ static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
      * the ties at the DRAM floor that memory-bound layers, wgrad's 1x1 ones above all, produced). */
     const double dram_us = bytes / DRAM_BYTES_PER_US;
     return fmax(compute_us, dram_us) + OVERLAP_REST * fmin(compute_us, dram_us) +
-           reduce_us(&v->gemm, splits, v->out_bytes);
+           (sp.cluster ? 0.0 : reduce_us(&v->gemm, splits, v->out_bytes));
 }
 
 double cvc_predict_us(const cvc_entry *e, const cvc_view *v, int sms)

@@ -384,7 +384,10 @@ convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem 
         return st;
     out->workspace_bytes = b.ws_bytes;
     convcat_plan_info info;
-    out->groups_per_cta = convcat_plan_info_get(plan, &info) == CONVCAT_OK ? info.groups_per_cta : 0;
+    if (convcat_plan_info_get(plan, &info) == CONVCAT_OK) {
+        out->groups_per_cta = info.groups_per_cta;
+        out->cluster = info.cluster;
+    }
     const convcat_tensors t = tensors_for(&b, epi->alpha, epi->beta, epi->activation);
     st = convcat_plan_run(plan, &t, NULL);
     if (st == CONVCAT_OK)

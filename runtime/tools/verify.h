@@ -28,6 +28,7 @@ typedef struct cvc_verify {
     double worst;        /* the largest |y - ref| / element bound (over 1: an outlier) */
     size_t workspace_bytes; /* the plan's workspace, allocated and passed */
     int groups_per_cta;  /* the plan's (convcat_plan_info): gather packs of groups */
+    int cluster;         /* the plan's CTAs a cluster (convcat_plan_info) */
     int passed;          /* rel_err <= tolerance, no non-finite output, no outlier */
 } cvc_verify;
 

@@ -47,6 +47,10 @@
  * ABI 14: cvc_params gains group_filters (sm90a schedule grouped: grouped fprop by TMA); a
  * runtime of ABI 13 would leave it zero and run those kernels' grouped problems ungrouped.
  *
+ * ABI 15: cvc_params gains cluster_splits (sm90a wgrad, flag CLUSTER_SPLITS: a cluster's CTAs are
+ * one tile's split-K slices, which add their sums through distributed shared memory); the
+ * kernels compiled with it read it where an older runtime's block would end.
+ *
  * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) take two more
  * parameters after p, the A and B maps of the fallback cluster shape
  * (const __grid_constant__ CUtensorMap tmap_a_fb, tmap_b_fb), read when the
@@ -59,7 +63,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 14
+#define CONVCAT_KERNEL_ABI 15
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
@@ -117,6 +121,10 @@ typedef struct cvc_params {
      * group_filters; a tile column reads x's channels (n0 / k) * c on, and channels is c. */
     int32_t group_channels;
     int32_t group_filters;
+    /* Cluster split-K (flag CLUSTER_SPLITS): 1 where the launch's clusters are the `splits` slices
+     * of one tile each (cluster x = splits, a tile per CTA, slice = rank), which add their f32 sums
+     * through distributed shared memory and finish them: no workspace, no KEY_reduce.  0 otherwise. */
+    int32_t cluster_splits;
 } cvc_params;
 
 /* ---- the gather family (templates/gather_conv.cu.j2) ---------------------------------

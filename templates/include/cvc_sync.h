@@ -183,6 +183,30 @@ CVC_DEV uint32_t cvc_cluster_nctaid_x(void)
     return r;
 }
 
+/* shared::cluster address of the variable at shared::cta address `addr` in CTA `rank` (§9.7.9.23). */
+CVC_DEV uint32_t cvc_mapa(uint32_t addr, uint32_t rank)
+{
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
+    return r;
+}
+
+/* Two floats to shared memory (8-byte aligned). */
+CVC_DEV void cvc_sts_f2(uint32_t addr, float a, float b)
+{
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(a), "f"(b) : "memory");
+}
+
+/* Four floats from the shared memory of a CTA of the cluster (a shared::cluster address from
+ * cvc_mapa, 16-byte aligned): distributed shared memory. */
+CVC_DEV float4 cvc_ld_cluster_f4(uint32_t addr)
+{
+    float4 v;
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr) : "memory");
+    return v;
+}
+
 /* Whole-cluster barrier.  Not .aligned: threads of one warp may reach it at
  * different times (the producer lane arrives after its siblings). */
 CVC_DEV void cvc_cluster_sync(void)

@@ -36,14 +36,6 @@ CVC_DEV bool cvc_elect_one(void)
     return p != 0;
 }
 
-/* shared::cluster address of the variable at shared::cta address `addr` in CTA `rank` (§9.7.9.23). */
-CVC_DEV uint32_t cvc_mapa(uint32_t addr, uint32_t rank)
-{
-    uint32_t r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
-    return r;
-}
-
 /* One 16-byte shared-memory store (§9.7.9.9 st), for the epilogue's swizzled rows. */
 CVC_DEV void cvc_st_shared_v4(uint32_t addr, uint32_t x, uint32_t y, uint32_t z, uint32_t w)
 {
