@@ -55,10 +55,17 @@ def main():
     ap.add_argument("--base-lib")
     ap.add_argument("--base-catalog")
     ap.add_argument("--emit", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--selftest", action="store_true",
+                    help="the build against itself: every row picked, none changed (no GPU)")
     args = ap.parse_args()
     args.classes = None
     if args.emit:
         return picks(args)
+    if args.selftest:
+        a, b = build_picks(args, args.lib, args.catalog), build_picks(args, args.lib, args.catalog)
+        bad = [k for k in a if a[k]["key"] is None or a[k] != b.get(k)]
+        print(f"changed_rows selftest: {len(a)} picks, {len(bad)} unpicked or different", *bad[:5], sep="\n  ")
+        return 1 if bad or not a else 0
     if not (args.base_lib and args.base_catalog):
         ap.error("--base-lib and --base-catalog name the build to compare with")
     base, new = build_picks(args, args.base_lib, args.base_catalog), build_picks(args, args.lib, args.catalog)
