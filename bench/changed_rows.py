@@ -69,13 +69,14 @@ def main():
     if not (args.base_lib and args.base_catalog):
         ap.error("--base-lib and --base-catalog name the build to compare with")
     base, new = build_picks(args, args.base_lib, args.base_catalog), build_picks(args, args.lib, args.catalog)
-    changed = []
+    changed = set()
     for k, p in new.items():
         b = base.get(k, {})
         if b.get("key") != p["key"]:
             print(f"{k[0]} {k[1]} {k[2]}: {b.get('key')} ({b.get('us')} us) -> {p['key']} ({p['us']} us)",
                   file=sys.stderr)
-            changed.append(k[0])
+            changed.add(k)
+    names = {name for name, _, _ in changed}
     files = args.problems.split(",")
     with open(files[0]) as fh:
         print(fh.readline().rstrip())
@@ -85,7 +86,7 @@ def main():
             fh.readline()
             for line in fh:
                 name = line.split()[0] if line.strip() and not line.startswith("#") else None
-                if name in changed and name not in seen:
+                if name in names and name not in seen:
                     seen.add(name)
                     print(line.rstrip())
     print(f"{len(seen)} of the rows changed pick ({len(changed)} row x op x type pairs)", file=sys.stderr)

@@ -191,12 +191,6 @@ CVC_DEV uint32_t cvc_mapa(uint32_t addr, uint32_t rank)
     return r;
 }
 
-/* Two floats to shared memory (8-byte aligned). */
-CVC_DEV void cvc_sts_f2(uint32_t addr, float a, float b)
-{
-    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(a), "f"(b) : "memory");
-}
-
 /* Four floats from the shared memory of a CTA of the cluster (a shared::cluster address from
  * cvc_mapa, 16-byte aligned): distributed shared memory. */
 CVC_DEV float4 cvc_ld_cluster_f4(uint32_t addr)
