@@ -360,6 +360,7 @@ int cvc_splits(const cvc_entry *e, const cvc_view *v, int sms, int *split_iters)
 typedef struct cvc_split {
     int splits, split_iters;
     bool cluster;
+    double compute_us, reduce_us;   /* the model's time of the split's waves, and of its reduction launch */
 } cvc_split;
 cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool allow_cluster);
 /* The sm90a raster band of a plan's launch (cvc_params.raster_band; plan.c says the rule). */

@@ -199,34 +199,35 @@ static double cluster_fixed_us(const cvc_entry *e, const cvc_view *v, int slices
 
 cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool allow_cluster)
 {
-    const int64_t k_iters = cvc_k_iters(e, v);
-    cvc_split best = {.splits = 1, .split_iters = (int)k_iters, .cluster = false};
-    /* Grouped problems split only where the kernel says so (sm90a): its slices store whole
-     * tiles and KEY_reduce adds the diagonal blocks. */
-    if (!cvc_has(e, CVC_F_SPLITS_K) || (v->p.groups > 1 && !cvc_has(e, CVC_F_GROUPED_SPLITS)))
-        return best;
     if (sms <= 0)
         sms = DEFAULT_SMS;
+    const int64_t k_iters = cvc_k_iters(e, v);
     const int cluster = e->k.cluster_m * e->k.cluster_n;
     int64_t tm, tn;
     cvc_cluster_tiles(e, v, &tm, &tn);
-    double stage_us, fixed_us, once_us, best_us = INFINITY;
+    double stage_us, fixed_us, once_us;
     tile_costs(e, v, true, &stage_us, &fixed_us);
     tile_costs(e, v, !b_once(e, v), &once_us, &fixed_us);   /* unsplit: B maybe loaded once a slot */
-    const int force = cluster_override();
-    for (int64_t s = 1; s <= MAX_SPLITS && (s == 1 || k_iters / s >= MIN_SPLIT_STAGES); ++s) {
+    /* Grouped problems split only where the kernel says so (sm90a): its slices store whole
+     * tiles and KEY_reduce adds the diagonal blocks. */
+    const bool splits = cvc_has(e, CVC_F_SPLITS_K) && (v->p.groups == 1 || cvc_has(e, CVC_F_GROUPED_SPLITS));
+    cvc_split best = {0};
+    double best_us = INFINITY;
+    for (int64_t s = 1; s <= (splits ? MAX_SPLITS : 1) && (s == 1 || k_iters / s >= MIN_SPLIT_STAGES); ++s) {
         const int64_t per = cvc_ceil_div(k_iters, s), slices = cvc_ceil_div(k_iters, per);
-        const double stage = slices == 1 ? once_us : stage_us;
-        const double us = (double)waves_of(tm * tn * cluster * slices, sms, cluster) * ((double)per * stage + fixed_us) +
-                          reduce_us(&v->gemm, (int)slices, v->out_bytes);
-        if (us < best_us * 0.99) {   /* fewer slices unless more win clearly */
-            best = (cvc_split){.splits = (int)slices, .split_iters = (int)per};
-            best_us = us;
+        const int64_t waves = waves_of(tm * tn * cluster * slices, sms, cluster);
+        const double tile_us = (double)per * (slices == 1 ? once_us : stage_us) + fixed_us;
+        const double reduce = reduce_us(&v->gemm, (int)slices, v->out_bytes);
+        if ((double)waves * tile_us + reduce < best_us * 0.99) {   /* fewer slices unless more win clearly */
+            best = (cvc_split){.splits = (int)slices, .split_iters = (int)per, .compute_us = (double)waves * tile_us,
+                               .reduce_us = reduce};
+            best_us = best.compute_us + reduce;
         }
     }
     /* Cluster split-K: the slices of a tile are a cluster (a power of two of them, at most
      * CVC_CLUSTER_SPLITS_MAX, every slice as long), a tile a CTA; no reduction launch. */
-    if (!allow_cluster || !cvc_has(e, CVC_F_CLUSTER_SPLITS) || v->p.groups > 1 || force == 0)
+    const int force = cluster_override();
+    if (!splits || !allow_cluster || !cvc_has(e, CVC_F_CLUSTER_SPLITS) || v->p.groups > 1 || force == 0)
         return best;
     if (force == 1)
         best_us = INFINITY;
@@ -236,7 +237,7 @@ cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool all
             continue;
         const double us = (double)waves_of(tm * tn * s, sms, s) * ((double)per * stage_us + cluster_fixed_us(e, v, s));
         if (us < best_us * 0.99) {
-            best = (cvc_split){.splits = s, .split_iters = (int)per, .cluster = true};
+            best = (cvc_split){.splits = s, .split_iters = (int)per, .cluster = true, .compute_us = us};
             best_us = us;
         }
     }
@@ -254,22 +255,14 @@ static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
 {
     const cvc_key *k = &e->k;
     const convcat_problem *p = &v->p;
-    const int cluster = k->cluster_m * k->cluster_n;
-    int64_t tiles_m, tiles_n;
-    cvc_cluster_tiles(e, v, &tiles_m, &tiles_n);
     const cvc_split sp = cvc_split_for(e, v, sms, true);
-    const int splits = sp.splits, split_iters = sp.split_iters;
-    const int64_t waves = sp.cluster ? waves_of(tiles_m * tiles_n * splits, sms, splits)
-                                     : waves_of(tiles_m * tiles_n * cluster * splits, sms, cluster);
-    double stage_us, fixed_us;
-    tile_costs(e, v, splits > 1 || !b_once(e, v), &stage_us, &fixed_us);
-    if (sp.cluster)
-        fixed_us = cluster_fixed_us(e, v, splits);
-    const double tile_us = (double)split_iters * stage_us + fixed_us;
-    double compute_us = (double)waves * tile_us;
+    double compute_us = sp.compute_us;
     if (k->op == CONVCAT_DGRAD && v->strided) {   /* strided dgrad: a launch per stride phase */
         cvc_phase_classes sizes;   /* a launch's cost depends on its phase's sizes alone */
         cvc_dgrad_phase_classes(v, CVC_PHASE_SIZE, &sizes);
+        const int cluster = k->cluster_m * k->cluster_n;
+        double stage_us, fixed_us;
+        tile_costs(e, v, sp.splits > 1 || !b_once(e, v), &stage_us, &fixed_us);
         compute_us = 0.0;
         for (int i = 0; i < sizes.visits; ++i) {
             cvc_dgrad_phase ph;
@@ -294,7 +287,7 @@ static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
      * the ties at the DRAM floor that memory-bound layers, wgrad's 1x1 ones above all, produced). */
     const double dram_us = bytes / DRAM_BYTES_PER_US;
     return fmax(compute_us, dram_us) + OVERLAP_REST * fmin(compute_us, dram_us) +
-           (sp.cluster ? 0.0 : reduce_us(&v->gemm, splits, v->out_bytes));
+           sp.reduce_us;
 }
 
 double cvc_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
