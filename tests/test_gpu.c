@@ -729,7 +729,7 @@ static const shape checker_shapes[3][3] = {
 };
 
 /* Chained runs (cvc_verify_chained): y1 = conv(x), y2 = conv(y1) back to back on one stream,
- * 3-wide filters (3x3, 3x3x3), C == K == 256, the output the input's size.  Sized per kernel
+ * 3-wide filters (3, 3x3, 1x3x3), C == K == 256, the output the input's size.  Sized per kernel
  * (chained_shape): about 100 tiles, fewer than the SMs, so the second kernel's CTAs find idle
  * SMs while the first still computes its single tiles of 36 K stages; without its wait the
  * second reads y1 unwritten (NaN).  Enough tiles that a TMA plan does not split K (a split adds
@@ -744,7 +744,11 @@ static shape chained_shape(const convcat_entry_info *e)
     switch (e->dims) {
     case 1: { const shape sh = P1(rows, e->tile_m, channels, channels, 3, 1, 1, 1, 1); return sh; }
     case 2: { const shape sh = P2(1, rows, e->tile_m, channels, channels, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1); return sh; }
-    default: { const shape sh = P3(1, 1, rows, e->tile_m, channels, channels, 3, 3, 3, 1, 1, 1); return sh; }
+    default: {   /* 1x3x3 over one frame: a 3x3x3 filter's 27 taps let a tile of 32 filters split K */
+        const shape sh = {1, 1, rows, e->tile_m, channels, channels, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1},
+                          {1, 1, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE};
+        return sh;
+    }
     }
 }
 
@@ -1387,7 +1391,8 @@ int main(int argc, char **argv)
         if ((int)e.op < 0 || (int)e.op > 2 || e.arch != arch || (match && !matches(e.key, match)))
             continue;
         CU_add_test(suites[e.op], e.key, test_kernel);
-        if (first_kernel[e.op] == (size_t)-1 && e.family != CONVCAT_FAMILY_DIRECT)   /* dense problems */
+        if (first_kernel[e.op] == (size_t)-1 && e.family != CONVCAT_FAMILY_DIRECT &&
+            e.schedule != CONVCAT_GROUPED)   /* dense problems */
             first_kernel[e.op] = i;
         if (e.a_type == CONVCAT_TF32 && tf32_count < TF32_KERNELS)
             tf32_kernels[tf32_count++] = i;
