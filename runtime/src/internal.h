@@ -354,9 +354,9 @@ convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why,
 int cvc_splits(const cvc_entry *e, const cvc_view *v, int sms, int *split_iters);
 /* ... and whether they run as clusters (flag CLUSTER_SPLITS: a cluster a tile, its CTAs the
  * slices, their sums added through distributed shared memory; no workspace, no KEY_reduce),
- * where CONVCAT_CLUSTER_SPLITS allows: 1 wherever possible, auto where the model prices it
- * faster, 0 or unset never (not yet run on a GPU; query.c, CLUSTER_SPLITS_DEFAULT).  allow_cluster
- * false: through the workspace only (a plan whose device cannot form the cluster). */
+ * where the model prices them faster (CONVCAT_CLUSTER_SPLITS=1: wherever possible, =0: never;
+ * query.c).  allow_cluster false: through the workspace only (a plan whose device cannot form
+ * the cluster). */
 typedef struct cvc_split {
     int splits, split_iters;
     bool cluster;

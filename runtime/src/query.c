@@ -84,9 +84,13 @@
 #define SEG_COST_BYTES 128.0                      /* output rows in tile-N segments: 1 + this / segment bytes */
 #define MAX_SPLITS 64                             /* wgrad split-K slices at most */
 #define MIN_SPLIT_STAGES 8                        /* ... each at least this many stages long */
-#define CLUSTER_SUMS_BYTES_PER_US 50e3            /* cluster split-K: a CTA's f32 sums written to its ring and
+#define CLUSTER_SUMS_BYTES_PER_US 16e3            /* cluster split-K: a CTA's f32 sums written to its ring and
                                                      the slab's read from the cluster's (distributed shared
-                                                     memory), per SM (a first guess: not yet measured) */
+                                                     memory), per SM (fitted on the H100: 20 rows run both ways
+                                                     on one kernel) */
+#define CLUSTER_GPC_FILL 0.9375                   /* clusters of 4 and 8 CTAs are placed within a GPC: on 132
+                                                     SMs 30 of 4 and 15 of 8 ran at once, 32 and 16 took two
+                                                     waves (H100) */
 
 /* DRAM cost factor of an fprop or dgrad output written in row segments narrower than its
  * rows (tile N < GEMM N): 1 + 128 B / segment bytes (fitted with bench/model_check.py). */
@@ -175,17 +179,20 @@ static double reduce_us(const cvc_gemm *g, int slices, int out_bytes)
     return slices > 1 ? (double)g->m * g->n * (8.0 * slices + out_bytes) / DRAM_BYTES_PER_US + 2.0 : 0.0;
 }
 
-/* CONVCAT_CLUSTER_SPLITS=1 runs split-K in clusters wherever a kernel can (flag CLUSTER_SPLITS, at
- * least two slices), =0 never, =auto where the model prices it faster (plans and the query's
- * prices; the GPU suite runs both ways).  Unset: CLUSTER_SPLITS_DEFAULT, never until the GPU
- * suite and the benchmarks have run the path (then the model's choice, -1). */
-#define CLUSTER_SPLITS_DEFAULT 0
+/* Split-K in clusters (flag CLUSTER_SPLITS): where the model prices it faster than through the
+ * workspace (plans and the query's prices alike); CONVCAT_CLUSTER_SPLITS=1 wherever a kernel can (at
+ * least two slices), =0 never (the GPU suite runs both ways).  -1: the model's choice. */
 static int cluster_override(void)
 {
     const char *env = getenv("CONVCAT_CLUSTER_SPLITS");
-    if (env && strcmp(env, "auto") == 0)
-        return -1;
-    return env && (env[0] == '0' || env[0] == '1') && !env[1] ? env[0] - '0' : CLUSTER_SPLITS_DEFAULT;
+    return env && (env[0] == '0' || env[0] == '1') && !env[1] ? env[0] - '0' : -1;
+}
+
+/* Waves of a cluster split-K grid: `tiles` clusters of `slices` CTAs, one tile each. */
+static int64_t cluster_split_waves(int64_t tiles, int sms, int slices)
+{
+    const int64_t fit = (int64_t)(slices > 2 ? sms * CLUSTER_GPC_FILL : sms) / slices;
+    return cvc_ceil_div(tiles, fit > 0 ? fit : 1);
 }
 
 /* A cluster split-K tile's fixed part besides its stages: its f32 sums into the ring, the
@@ -235,7 +242,7 @@ cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool all
         const int64_t per = cvc_ceil_div(k_iters, s);
         if (cvc_ceil_div(k_iters, per) != s)
             continue;
-        const double us = (double)waves_of(tm * tn * s, sms, s) * ((double)per * stage_us + cluster_fixed_us(e, v, s));
+        const double us = (double)cluster_split_waves(tm * tn, sms, s) * ((double)per * stage_us + cluster_fixed_us(e, v, s));
         if (us < best_us * 0.99) {
             best = (cvc_split){.splits = s, .split_iters = (int)per, .cluster = true, .compute_us = us};
             best_us = us;
