@@ -72,15 +72,15 @@ if [[ $what == *sanitize* ]]; then
     # fprop, dgrad (2x1 cluster; strided: 4 phases, scattered rows, beta), wgrad (split-K;
     # split-K in clusters of 8 slices of a 1x1 layer, alpha and beta; per-tap 3D; tf32's stage
     # copy; grouped c = 8); gather fprop (grouped, C = 3 through
-    # registers; split K with bias, ReLU and beta), dgrad (strided, grouped), wgrad (split, odd C); where the staged
-    # catalog has them, grouped fprop (a pack of groups; a group a column, stride 2) and a tile N 32 fprop; direct fprop (7x7 with bias
+    # registers; split K with bias, ReLU and beta), dgrad (strided, grouped), wgrad (split, odd C); grouped fprop (a
+    # pack of groups; a group a column, stride 2) and a tile N 32 fprop; direct fprop (7x7 with bias
     # and SiLU; staged 7x7; 4 channels a group, stride 2), dgrad (stride 2, multiplier 2; staged; 8
     # channels a group), wgrad (3D; 4 channels a group, stride 2; staged 7x7 with a part channel
     # block, alpha and beta; staged 5x3 at stride 2 with H dilation 2).
     run_san() {   # tool name key problem...
         local tool=$1 name=$2 key=$3; shift 3
         [[ -n ${SANITIZE_MATCH:-} && ! $name =~ $SANITIZE_MATCH ]] && return 0
-        # the development catalogs' kernels (grouped.spec, n32.spec, ...) only where the staged catalog has them
+        # only where the staged catalog has the kernel (a development or reduced spec may not)
         .gpu/convcat list --match "$key" | grep -q "$key" || return 0
         local dt; dt=$(echo "$key" | cut -d_ -f4); local ot; ot=$(echo "$key" | cut -d_ -f7)
         timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 .gpu/convcat run "$key" "$@" \

@@ -12,7 +12,7 @@
 #include "unit.h"
 
 #define SKIP 77
-#define MAX_ROWS 1024
+#define MAX_ROWS 4096
 
 static convcat_catalog *whole, *half_a, *half_b;
 

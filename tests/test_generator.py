@@ -540,7 +540,7 @@ class Validity(unittest.TestCase):
         self.assertEqual(space.y_row_bytes(k, c.wg_n), 64)
         self.assertIn("m64n32k16", render.render(k))
         self.assertTrue(space.splits_k(k) and space.reuses_b(k))
-        self.assertFalse(space.index_values(k)["flags"] & index.FLAG_BITS["VERIFIED"])   # not run on a GPU yet
+        self.assertTrue(space.index_values(k)["flags"] & index.FLAG_BITS["VERIFIED"])   # the GPU suite ran them
         # dgrad's and wgrad's filters are MN-major: whole 64-column atoms.
         self.assertInvalid(variant(BF16, tile_n=32, op="dgrad"), "an MN-major B (dgrad) is read in whole 64-column")
         self.assertInvalid(variant(BF16, tile_n=32, op="wgrad"), "warpgroup N 32")
@@ -559,7 +559,7 @@ class Validity(unittest.TestCase):
         vals = space.index_values(k)
         self.assertEqual(vals["groups_mode"], index.GROUPS_MODE["packed"])
         self.assertEqual(vals["group_c_mask"], (1 << 4) | (1 << 5))
-        self.assertFalse(vals["flags"] & index.FLAG_BITS["VERIFIED"])   # not run on a GPU yet
+        self.assertTrue(vals["flags"] & index.FLAG_BITS["VERIFIED"])   # the GPU suite ran them
         self.assertTrue(vals["flags"] & index.FLAG_BITS["DGRAD_AS_FPROP"])   # exports KEY_turn
         self.assertFalse(space.index_values(key(BF16))["flags"] & index.FLAG_BITS["DGRAD_AS_FPROP"])
         self.assertTrue(space.index_values(key(BF16))["flags"] & index.FLAG_BITS["VERIFIED"])
@@ -724,8 +724,7 @@ class TemplateParts(unittest.TestCase):
                 self.assertLessEqual(deepest, 2)
 
     def test_every_part_is_used(self):
-        # Each part is included by some key of the default spec, or of grouped.spec (the grouped
-        # schedule's development catalog, not in the default one yet): no dead files.
+        # Each part is included by some key of the default spec: no dead files.
         used = set()
         env = render.env()
         loader_source = env.loader.get_source
@@ -736,7 +735,7 @@ class TemplateParts(unittest.TestCase):
                 return loader_source(environment, template)
         rec = jinja2.Environment(loader=Recording(str(render.TEMPLATE_DIR)), undefined=jinja2.StrictUndefined,
                                  trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
-        valid = [k for name in ("default", "grouped") for k in spec.load(ROOT / "catalog" / "specs" / f"{name}.spec")[0]]
+        valid = [k for name in ("default",) for k in spec.load(ROOT / "catalog" / "specs" / f"{name}.spec")[0]]
         for k in valid:
             if space.family(k) == "tma":
                 rec.get_template(render.template_name(k)).render(**render.context(k))
@@ -858,10 +857,10 @@ class Cli(unittest.TestCase):
 
     def test_several_specs_make_one_catalog_of_their_union(self):
         ci = set(self.run_gen("list", "--spec", "ci", "--keys").stdout.split())
-        grouped = set(self.run_gen("list", "--spec", "grouped", "--keys").stdout.split())
-        both = self.run_gen("list", "--spec", "ci,grouped", "--keys").stdout.split()
-        self.assertTrue(ci and grouped and not ci & grouped)
-        self.assertEqual(both, sorted(ci | grouped))
+        k128 = set(self.run_gen("list", "--spec", "k128", "--keys").stdout.split())
+        both = self.run_gen("list", "--spec", "ci,k128", "--keys").stdout.split()
+        self.assertTrue(ci and k128 and ci - k128 and k128 - ci)
+        self.assertEqual(both, sorted(ci | k128))   # a key of both specs once
         self.assertEqual(self.run_gen("list", "--spec", "ci,nonexistent").returncode, 2)
 
     def test_generate_arch_filter(self):

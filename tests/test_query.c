@@ -16,17 +16,18 @@
 
 static convcat_catalog *cat;
 static size_t total;        /* entries in the catalog */
-static size_t total_2d;     /* of them, 2D bf16 -> bf16 fprop but depthwise (the problem_2d() runners) */
+static size_t total_2d;     /* of them, 2D bf16 -> bf16 fprop but depthwise and grouped (the problem_2d() runners) */
+static size_t grouped_2d;   /* 2D bf16 -> bf16 fprop of schedule grouped (grouped problems only) */
 static size_t gather_2d;    /* of those, gather kernels (any channels and groups) */
 static size_t tma_2d;       /* ... and TMA ones */
 static size_t arch_total[3], arch_2d[3];   /* the same, per convcat_arch */
 
-/* A 2D bf16 -> bf16 fprop entry of `family` (0: any but direct). */
+/* A 2D bf16 -> bf16 fprop entry of `family` (0: any but direct), not of schedule grouped. */
 static bool fprop_2d(const cvc_entry *e, int family)
 {
     const cvc_key *k = &e->k;
     return k->op == CONVCAT_FPROP && k->dims == 2 && k->a == CONVCAT_BF16 && k->out == CONVCAT_BF16 &&
-           (family ? e->family == family : e->family != CVC_FAMILY_DIRECT);
+           k->schedule != CONVCAT_GROUPED && (family ? e->family == family : e->family != CVC_FAMILY_DIRECT);
 }
 
 /* Room for every row of the catalogs the tests run on (ci: 11, default: 172). */
@@ -47,6 +48,8 @@ static int setup(void)
         total_2d += fprop_2d(e, 0);
         gather_2d += fprop_2d(e, CVC_FAMILY_GATHER);
         tma_2d += fprop_2d(e, CVC_FAMILY_TMA);
+        grouped_2d += e->k.op == CONVCAT_FPROP && e->k.dims == 2 && e->k.a == CONVCAT_BF16 &&
+                      e->k.out == CONVCAT_BF16 && e->k.schedule == CONVCAT_GROUPED;
         arch_total[e->k.arch]++;
         arch_2d[e->k.arch] += fprop_2d(e, 0);
     }
@@ -148,12 +151,13 @@ static void test_runnable_rows_first_fastest_first(void)
     CU_ASSERT_EQUAL(count, total);
     CU_ASSERT_EQUAL(ok, total_2d);
     check_rows(&p, rows, count, ok, 0);
-    /* The others say why: their op, dims or data types, or (depthwise kernels) the groups. */
+    /* The others say why: their op, dims or data types, or (depthwise and grouped kernels) the groups. */
     for (size_t i = ok; i < count; ++i)
         CU_ASSERT_TRUE(strstr(rows[i].reason, "problem is 2D") || strstr(rows[i].reason, "kernel takes") ||
                        strstr(rows[i].reason, "kernel computes") ||
-                       strstr(rows[i].reason, "a depthwise kernel takes one channel per group"));
-    /* The closest refusals come first: those of the 2D bf16 fprop kernels (the depthwise ones). */
+                       strstr(rows[i].reason, "a depthwise kernel takes one channel per group") ||
+                       strstr(rows[i].reason, "this kernel runs grouped problems"));
+    /* The closest refusals come first: those of the 2D bf16 fprop kernels (depthwise, grouped). */
     if (ok < count)
         CU_ASSERT_TRUE(cat->entries[rows[ok].index].k.op == CONVCAT_FPROP || total_2d == total);
 }
@@ -232,7 +236,8 @@ static void test_a_problem_nothing_can_run(void)
         CU_ASSERT_EQUAL(rows[i].ok, cat->entries[rows[i].index].family == CVC_FAMILY_GATHER && fprop_2d(&cat->entries[rows[i].index], 0));
         CU_ASSERT_TRUE(rows[i].ok || strstr(rows[i].reason, "C = 12") || strstr(rows[i].reason, "problem is 2D") ||
                        strstr(rows[i].reason, "kernel takes") || strstr(rows[i].reason, "kernel computes") ||
-                       strstr(rows[i].reason, "one channel per group"));
+                       strstr(rows[i].reason, "one channel per group") ||
+                       strstr(rows[i].reason, "this kernel runs grouped problems"));
     }
     /* The first refusal is the channel rule of a TMA kernel of the problem's op, dims and types. */
     CU_ASSERT_FATAL(ok < count);
@@ -386,14 +391,16 @@ static void test_grouped_wgrad_query(void)
     p.k = 64;
     CU_ASSERT_EQUAL(refusals_saying(&p, "grouped wgrad needs K == C (K = 64, C = 128)", &ok), diagonal);
     CU_ASSERT_EQUAL(ok, any);
-    /* fprop: groups > 1 run on the gather kernels only. */
+    /* fprop: groups > 1 run on the gather kernels and the grouped schedule's (64 channels and 128
+     * filters a group: whole tile columns of 64 and 128). */
     p = problem_2d();
     p.groups = 2;
     CU_ASSERT_EQUAL(refusals_saying(&p, "groups = 2: this kernel takes groups = 1", &ok), tma_2d);
-    CU_ASSERT_EQUAL(ok, gather_2d);
+    CU_ASSERT_EQUAL(ok, gather_2d + grouped_2d);
 }
 
-/* problem_2d() as entry e takes it: its op and types, depthwise for a direct kernel. */
+/* problem_2d() as entry e takes it: its op and types, depthwise for a direct kernel, two groups for a
+ * grouped one. */
 static convcat_problem problem_for(const cvc_entry *e, int n)
 {
     convcat_problem p = problem_2d();
@@ -404,6 +411,8 @@ static convcat_problem problem_for(const cvc_entry *e, int n)
         p.groups = p.c;
     if (e->family == CVC_FAMILY_DIRECT && e->k.stages > 1)   /* staged: one filter a group */
         p.k = p.c;
+    if (e->k.schedule == CONVCAT_GROUPED)   /* grouped problems only: 64 channels, 128 filters a group */
+        p.groups = 2;
     return p;
 }
 

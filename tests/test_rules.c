@@ -547,7 +547,7 @@ static void test_grouped_fprop_cases(void)
         ++ok;
         const cvc_view *v = unit_view(&p);
         CU_ASSERT_EQUAL(e.groups_mode, CVC_GROUPS_PACKED);
-        CU_ASSERT_FALSE(cvc_has(&e, CVC_F_VERIFIED));   /* the GPU suite has not run the schedule yet */
+        CU_ASSERT_TRUE(cvc_has(&e, CVC_F_VERIFIED));   /* the GPU suite runs the schedule */
         CU_ASSERT_EQUAL(cvc_k_iters(&e, v), v->taps * cvc_ceil_div(p.c / p.groups, e.k.tile_k));
         CU_ASSERT_EQUAL(cvc_tiles_n(&e, v), cvc_ceil_div(p.k, e.k.tile_n));
         int iters;
@@ -1979,7 +1979,7 @@ static void test_gemm_k_iterations_fit_32_bits(void)
 }
 
 /* convcat_check on every entry of the built catalog: its base problem (depthwise for a direct
- * kernel) runs; C = 6 is refused by a TMA kernel (no 16-byte row of any type) and by a staged direct
+ * kernel, two groups for a grouped one) runs; C = 6 (6 a group) is refused by a TMA kernel (no 16-byte row of any type) and by a staged direct
  * one (whole 16-byte vectors) and run by a gather one; another direct kernel takes C = 6 as groups =
  * C = 6 and refuses groups = 2 (3 channels a group). */
 static void test_check_on_the_real_catalog(void)
@@ -1999,21 +1999,25 @@ static void test_check_on_the_real_catalog(void)
         convcat_problem p = problem(e.dims, e.a_type, e.out_type);
         p.op = e.op;   /* unit strides: every op's kernels run it */
         p.b_type = e.b_type;
+        const bool grouped = e.schedule == CONVCAT_GROUPED;   /* grouped problems only */
         if (direct)
             p.groups = p.c;
+        if (grouped)   /* two groups of tile N filters and channels */
+            p.groups = 2, p.c = p.k = 2 * e.tile_n;
         char why[192] = "";
         UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_OK);
         CU_ASSERT_STRING_EQUAL(why, "ok");
         UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, NULL, 0), CONVCAT_OK);
-        p.c = 6;   /* not a 16-byte row for any input type (tf32 needs multiples of 4) */
+        p.c = grouped ? 12 : 6;   /* not a 16-byte row for any input type (tf32 needs multiples of 4) */
         if (direct)
             p.k = p.groups = 6;
         why[0] = '\0';
         if (e.family == CONVCAT_FAMILY_TMA) {
+            const char *six = grouped ? "C / groups = 6" : "C = 6";
             UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_ERR_UNSUPPORTED);
-            UNIT_ASSERT_MENTIONS(why, "C = 6");
+            UNIT_ASSERT_MENTIONS(why, six);
             UNIT_ASSERT_MENTIONS(convcat_last_error(), e.key);
-            UNIT_ASSERT_MENTIONS(convcat_last_error(), "C = 6");
+            UNIT_ASSERT_MENTIONS(convcat_last_error(), six);
             char tiny[6];
             UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, tiny, sizeof tiny), CONVCAT_ERR_UNSUPPORTED);
             CU_ASSERT_EQUAL(strlen(tiny), sizeof tiny - 1);

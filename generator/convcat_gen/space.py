@@ -740,16 +740,8 @@ def product(arch=ARCHES, op=OPS, dims=DIMS, dtypes=None, tiles=None, stages=STAG
 # ----------------------------------------------------------------------------
 # The catalog index: every field of a kernel's record but its code blob.
 
-# (arch, family) pairs whose kernels the GPU suite (tests/test_gpu.c) has executed, but for the
-# kinds of kernel it has not run yet (not_yet_run).
+# (arch, family) pairs whose kernels the GPU suite (tests/test_gpu.c) has executed.
 VERIFIED = {("sm90a", "tma"), ("sm90a", "gather"), ("sm90a", "direct")}
-
-
-def not_yet_run(key: Key) -> bool:
-    """Kernels of a verified family the GPU suite has not executed yet: the grouped schedule,
-    TMA tiles of 32 filters (wgmma m64n32 warpgroups) and gather wgrad of 128-byte K stages."""
-    return (key.schedule == "grouped" or (family(key) == "tma" and key.tile_n == 32) or
-            (family(key) == "gather" and key.op == "wgrad" and key.tile_k * ELEM_BYTES[key.a] == 128))
 
 
 def _lcm(a: int, b: int) -> int:
@@ -812,7 +804,7 @@ def index_values(key: Key) -> dict:
         caps = direct.capabilities(key)
     else:
         caps = _tma_capabilities(key)
-    verified = (key.arch, fam) in VERIFIED and not not_yet_run(key)
+    verified = (key.arch, fam) in VERIFIED
     flags = caps.pop("flags") + (("VERIFIED",) if verified else ())
     vals = {name: 0 for name, _, _ in index.RECORD}
     vals.update(caps)

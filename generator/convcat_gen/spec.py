@@ -130,5 +130,5 @@ def find(name_or_path: str, spec_dir: pathlib.Path) -> pathlib.Path:
 
 
 def find_all(names_or_paths: str, spec_dir: pathlib.Path) -> list[pathlib.Path]:
-    """The specs of a comma-separated list of names or paths ("default,grouped")."""
+    """The specs of a comma-separated list of names or paths ("default,k128")."""
     return [find(s, spec_dir) for s in names_or_paths.split(",") if s]

@@ -342,7 +342,7 @@ class TestCatalog(unittest.TestCase):
             else:
                 self.assertEqual(e.family, "tma", e.key)
             want = {"gather": {_capi.GROUPS_ANY}, "direct": {_capi.GROUPS_DEPTHWISE},
-                    "tma": {_capi.GROUPS_ONE, _capi.GROUPS_WGRAD_DIAGONAL}}[e.family]
+                    "tma": {_capi.GROUPS_ONE, _capi.GROUPS_WGRAD_DIAGONAL, _capi.GROUPS_PACKED}}[e.family]
             self.assertIn(e.groups_mode, want, e.key)
             if e.arch == "sm100a":
                 self.assertFalse(e.verified, e.key)
@@ -445,15 +445,17 @@ class TestCatalog(unittest.TestCase):
                     same = (op, 2, dt, "f32" if dt == "tf32" else dt)   # the TMA kernels of this op and types
                     tma = [c for c in q.refused if c.family == "tma" and same == (
                            self.cat.entries[c.index].op, self.cat.entries[c.index].dims,
-                           self.cat.entries[c.index].a_type, self.cat.entries[c.index].out_type)]
+                           self.cat.entries[c.index].a_type, self.cat.entries[c.index].out_type)
+                           and self.cat.entries[c.index].schedule != "grouped"]   # those say groups = 1 first
                     rule = f"C = 3: channels must be a multiple of {4 if dt == 'tf32' else 8}"
                     self.assertTrue(tma and all(c.reason.startswith(rule) for c in tma), {c.reason for c in tma})
 
     def test_grouped_runs_on_the_gather_and_direct_families(self):
-        """groups 32 of 4 channels: gather kernels (the TMA family takes groups 1) and direct ones,
-        which take 2, 4 or 8 channels a group; groups 8 of 16 channels run on gather kernels and, for
-        wgrad, the TMA family's diagonal kernels, which rank first (3x the gather kernels' speed on
-        the H200)."""
+        """groups 32 of 4 channels: gather kernels (TMA kernels take groups of 16 channels or more)
+        and direct ones, which take 2, 4 or 8 channels a group; groups 8 of 16 channels run on gather
+        kernels and on the TMA family's, which rank first: wgrad's diagonal kernels (3x the gather
+        kernels' speed on the H200), 16-bit fprop's and unit-stride dgrad's grouped schedule (packs
+        of groups; 2x on the H100)."""
         for op in ("fprop", "dgrad", "wgrad"):
             for dt in ("f16", "bf16", "tf32"):
                 with self.subTest(op=op, dtype=dt):
@@ -465,8 +467,9 @@ class TestCatalog(unittest.TestCase):
                     self.assertIn("direct", fams)
                     q, fams = self._families(self.problem(op=op, dtype=dt, c=128, k=128, groups=8))
                     self.assertEqual(fams[0], "tma" if "tma" in fams else "gather")
-                    self.assertEqual("tma" in fams, op == "wgrad" and any(
-                        self.cat.entries[c.index].groups_mode == _capi.GROUPS_WGRAD_DIAGONAL for c in q.runnable))
+                    mode = _capi.GROUPS_WGRAD_DIAGONAL if op == "wgrad" else _capi.GROUPS_PACKED
+                    self.assertEqual("tma" in fams, any(   # dgrad runs as the fprop of dy on fprop's kernels
+                        e.groups_mode == mode and e.dims == 2 and e.a_type == dt for e in self.cat.entries))
                     self.assertNotIn("direct", fams)
 
     def test_depthwise_runs_on_the_direct_family(self):
