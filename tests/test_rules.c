@@ -381,7 +381,7 @@ static void test_only_cross_correlation(void)
 static void test_fprop_groups_are_refused(void)
 {
     const cvc_entry e = unit_entry(E2_KEY);
-    BOTH(e, p2(), groups, 1, 2, "groups = 2: this kernel takes groups = 1 (the gather family runs grouped problems)");
+    BOTH(e, p2(), groups, 1, 2, "groups = 2: this kernel takes groups = 1 (the gather family runs grouped problems; 16-bit fprop and unit-stride dgrad also the grouped schedule)");
     BOTH(e, p2(), groups, 1, 64, "groups = 64: this kernel takes groups = 1");
     const cvc_entry dg = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
     convcat_problem p = p2();
@@ -421,7 +421,7 @@ static const group_case group_cases[] = {
     {"sm100a_wgrad_3d_f16_f16_f32_f32_128x128x64_s4_c1x2_1sm", 96, 96, 6, NULL},
     /* fprop and dgrad kernels take groups = 1 */
     {"sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 128, 128, 2,
-     "groups = 2: this kernel takes groups = 1 (the gather family runs grouped problems)"},
+     "groups = 2: this kernel takes groups = 1 (the gather family runs grouped problems; 16-bit fprop and unit-stride dgrad also the grouped schedule)"},
     {"sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 128, 128, 2, "this kernel takes groups = 1"},
     {"sm100a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm", 128, 128, 16, "groups = 16: this kernel takes groups = 1"},
     /* wgrad kernels of tile M != tile N or cluster M 2 (B follows the M tile's channels; a 2sm pair shares B) */
@@ -1100,7 +1100,7 @@ static void test_gather_runs_any_groups_and_channels(void)
     convcat_problem p = p2();
     p.c = 128, p.k = 64, p.groups = 32;
     ACCEPT(g, p);
-    REFUSE(t, p, "groups = 32: this kernel takes groups = 1 (the gather family runs grouped problems)");
+    REFUSE(t, p, "groups = 32: this kernel takes groups = 1 (the gather family runs grouped problems; 16-bit fprop and unit-stride dgrad also the grouped schedule)");
     p.groups = 1;
     ACCEPT(t, p);
     p.c = 3, p.k = 21;
