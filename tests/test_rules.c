@@ -202,6 +202,14 @@ static void test_cluster_splits(void)
     CU_ASSERT_FALSE(cvc_split_for(&w, unit_view(&g), 132, true).cluster);
     setenv("CONVCAT_CLUSTER_SPLITS", "0", 1);
     CU_ASSERT_FALSE(cvc_split_for(&w, v, 132, true).cluster);
+    /* 132 SMs hold 66 clusters of 2, but 30 of 4 and 15 of 8 (GPCs): one more takes a second wave. */
+    CU_ASSERT_EQUAL(cvc_cluster_split_waves(66, 132, 2), 1);
+    CU_ASSERT_EQUAL(cvc_cluster_split_waves(67, 132, 2), 2);
+    CU_ASSERT_EQUAL(cvc_cluster_split_waves(30, 132, 4), 1);
+    CU_ASSERT_EQUAL(cvc_cluster_split_waves(31, 132, 4), 2);
+    CU_ASSERT_EQUAL(cvc_cluster_split_waves(15, 132, 8), 1);
+    CU_ASSERT_EQUAL(cvc_cluster_split_waves(16, 132, 8), 2);
+    CU_ASSERT_EQUAL(cvc_cluster_split_waves(3, 4, 8), 3);   /* fewer SMs than a cluster: one at a time */
     setenv("CONVCAT_CLUSTER_SPLITS", "auto", 1);   /* the model's choice: a valid split either way */
     const cvc_split m = cvc_split_for(&w, v, 132, true);
     CU_ASSERT_TRUE((int64_t)m.splits * m.split_iters >= k_iters && (!m.cluster || m.splits <= CVC_CLUSTER_SPLITS_MAX));

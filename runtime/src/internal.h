@@ -363,6 +363,9 @@ typedef struct cvc_split {
     double compute_us, reduce_us;   /* the model's time of the split's waves, and of its reduction launch */
 } cvc_split;
 cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool allow_cluster);
+/* Waves of a cluster split-K grid of `tiles` clusters of `slices` CTAs on `sms` SMs: clusters of 4
+ * and 8 are placed within GPCs, which leave part of the SMs unused (query.c, CLUSTER_GPC_FILL). */
+int64_t cvc_cluster_split_waves(int64_t tiles, int sms, int slices);
 /* The sm90a raster band of a plan's launch (cvc_params.raster_band; plan.c says the rule). */
 int cvc_raster_band(const cvc_entry *e, const cvc_view *v, const cvc_params *k, int sms);
 /* Predicted microseconds of entry e on a problem that passed its rules. */

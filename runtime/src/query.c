@@ -188,8 +188,7 @@ static int cluster_override(void)
     return env && (env[0] == '0' || env[0] == '1') && !env[1] ? env[0] - '0' : -1;
 }
 
-/* Waves of a cluster split-K grid: `tiles` clusters of `slices` CTAs, one tile each. */
-static int64_t cluster_split_waves(int64_t tiles, int sms, int slices)
+int64_t cvc_cluster_split_waves(int64_t tiles, int sms, int slices)
 {
     const int64_t fit = (int64_t)(slices > 2 ? sms * CLUSTER_GPC_FILL : sms) / slices;
     return cvc_ceil_div(tiles, fit > 0 ? fit : 1);
@@ -242,7 +241,7 @@ cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool all
         const int64_t per = cvc_ceil_div(k_iters, s);
         if (cvc_ceil_div(k_iters, per) != s)
             continue;
-        const double us = (double)cluster_split_waves(tm * tn, sms, s) * ((double)per * stage_us + cluster_fixed_us(e, v, s));
+        const double us = (double)cvc_cluster_split_waves(tm * tn, sms, s) * ((double)per * stage_us + cluster_fixed_us(e, v, s));
         if (us < best_us * 0.99) {
             best = (cvc_split){.splits = s, .split_iters = (int)per, .cluster = true, .compute_us = us};
             best_us = us;
