@@ -22,12 +22,18 @@ static size_t gather_2d;    /* of those, gather kernels (any channels and groups
 static size_t tma_2d;       /* ... and TMA ones */
 static size_t arch_total[3], arch_2d[3];   /* the same, per convcat_arch */
 
-/* A 2D bf16 -> bf16 fprop entry of `family` (0: any but direct), not of schedule grouped. */
-static bool fprop_2d(const cvc_entry *e, int family)
+/* A 2D bf16 -> bf16 fprop entry. */
+static bool bf16_fprop_2d(const cvc_entry *e)
 {
     const cvc_key *k = &e->k;
-    return k->op == CONVCAT_FPROP && k->dims == 2 && k->a == CONVCAT_BF16 && k->out == CONVCAT_BF16 &&
-           k->schedule != CONVCAT_GROUPED && (family ? e->family == family : e->family != CVC_FAMILY_DIRECT);
+    return k->op == CONVCAT_FPROP && k->dims == 2 && k->a == CONVCAT_BF16 && k->out == CONVCAT_BF16;
+}
+
+/* ... of `family` (0: any but direct), not of schedule grouped. */
+static bool fprop_2d(const cvc_entry *e, int family)
+{
+    return bf16_fprop_2d(e) && e->k.schedule != CONVCAT_GROUPED &&
+           (family ? e->family == family : e->family != CVC_FAMILY_DIRECT);
 }
 
 /* Room for every row of the catalogs the tests run on (ci: 11, default: 172). */
@@ -48,8 +54,7 @@ static int setup(void)
         total_2d += fprop_2d(e, 0);
         gather_2d += fprop_2d(e, CVC_FAMILY_GATHER);
         tma_2d += fprop_2d(e, CVC_FAMILY_TMA);
-        grouped_2d += e->k.op == CONVCAT_FPROP && e->k.dims == 2 && e->k.a == CONVCAT_BF16 &&
-                      e->k.out == CONVCAT_BF16 && e->k.schedule == CONVCAT_GROUPED;
+        grouped_2d += bf16_fprop_2d(e) && e->k.schedule == CONVCAT_GROUPED;
         arch_total[e->k.arch]++;
         arch_2d[e->k.arch] += fprop_2d(e, 0);
     }

@@ -190,8 +190,7 @@ static int cluster_override(void)
 
 int64_t cvc_cluster_split_waves(int64_t tiles, int sms, int slices)
 {
-    const int64_t fit = (int64_t)(slices > 2 ? sms * CLUSTER_GPC_FILL : sms) / slices;
-    return cvc_ceil_div(tiles, fit > 0 ? fit : 1);
+    return waves_of(tiles * slices, slices > 2 ? (int)(sms * CLUSTER_GPC_FILL) : sms, slices);
 }
 
 /* A cluster split-K tile's fixed part besides its stages: its f32 sums into the ring, the

@@ -135,8 +135,8 @@ static convcat_status check_groups(const cvc_entry *e, const cvc_view *v, char *
                v->kg, v->cg, e->k.tile_n, taken, e->k.tile_k);
     }
     default:
-        REFUSE(CVC_RULE_GROUPS, "groups = %d: this kernel takes groups = 1 (the gather family runs grouped problems; 16-bit fprop and unit-stride dgrad also the grouped schedule)",
-               g);
+        REFUSE(CVC_RULE_GROUPS, "groups = %d: this kernel takes groups = 1 (the gather family runs grouped problems; "
+               "16-bit fprop and unit-stride dgrad also the grouped schedule)", g);
     }
 }
 
