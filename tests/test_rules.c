@@ -237,10 +237,76 @@ static void test_tile_k_128_rules(void)
     ACCEPT(w, p);
 }
 
+/* A 3D problem whose filter is 1 along D (no padding or stride there) or 1 x 1 along H and W
+ * (likewise) is the 2D problem over the same memory: 2D kernels take it, with the 2D problem's
+ * rules and prediction; the 3D kernels still take it as given. */
+static void test_3d_problems_fold_into_2d(void)
+{
+    const cvc_entry e2 = unit_entry(E2_KEY);
+    convcat_problem p = p2();
+    p.dims = 3, p.d = 5;   /* 2 x 5 frames of 16 x 16, a 1 x 3 x 3 filter */
+    ACCEPT(e2, p);
+    BOTH(e2, p, pad_lo[0], 0, 1, "kernel is 2D, problem is 3D (a 3D problem runs on 2D kernels");
+    BOTH(e2, p, pad_hi[0], 0, 1, "kernel is 2D, problem is 3D");
+    BOTH(e2, p, stride[0], 1, 2, "kernel is 2D, problem is 3D");
+    BOTH(e2, p, t, 1, 3, "kernel is 2D, problem is 3D");
+    cvc_view v, f, two;
+    CU_ASSERT_EQUAL_FATAL(cvc_view_make(&p, &v, NULL, 0), CONVCAT_OK);
+    CU_ASSERT_TRUE(v.folds);
+    CU_ASSERT_TRUE(cvc_folds(&e2, &v));
+    CU_ASSERT_EQUAL_FATAL(cvc_folded_view(&v, &f), CONVCAT_OK);
+    convcat_problem q = p2();
+    q.n = 10;   /* N x D images */
+    CU_ASSERT_EQUAL_FATAL(cvc_view_make(&q, &two, NULL, 0), CONVCAT_OK);
+    CU_ASSERT_EQUAL(f.p.dims, 2);
+    CU_ASSERT_EQUAL(f.p.n, 10);
+    CU_ASSERT_EQUAL(f.p.d, 1);
+    CU_ASSERT_EQUAL(f.p.t, 1);
+    CU_ASSERT_EQUAL(f.in[1], two.in[1]);
+    CU_ASSERT_EQUAL(f.out[2], two.out[2]);
+    CU_ASSERT_EQUAL(f.pixels, v.pixels);
+    CU_ASSERT_EQUAL(f.gemm.m, v.gemm.m);
+    CU_ASSERT_EQUAL(f.gemm.k, v.gemm.k);
+    CU_ASSERT_FALSE(f.folds);
+    CU_ASSERT_DOUBLE_EQUAL(cvc_predict_us(&e2, &v, 132), cvc_predict_us(&e2, &two, 132), 1e-9);
+    /* a T x 1 x 1 filter: D x (H*W) images and a T x 1 filter, D's padding and stride on H */
+    convcat_problem t = p2();
+    t.dims = 3, t.d = 8, t.t = 3, t.pad_lo[0] = 1, t.pad_hi[0] = 2, t.stride[0] = 2;
+    t.r = t.s = 1, t.pad_lo[1] = t.pad_hi[1] = t.pad_lo[2] = t.pad_hi[2] = 0;
+    ACCEPT(e2, t);
+    BOTH(e2, t, stride[2], 1, 2, "kernel is 2D, problem is 3D");
+    BOTH(e2, t, pad_lo[1], 0, 1, "kernel is 2D, problem is 3D");
+    BOTH(e2, t, s, 1, 3, "kernel is 2D, problem is 3D");
+    CU_ASSERT_EQUAL_FATAL(cvc_view_make(&t, &v, NULL, 0), CONVCAT_OK);
+    CU_ASSERT_EQUAL_FATAL(cvc_folded_view(&v, &f), CONVCAT_OK);
+    CU_ASSERT_EQUAL(f.p.h, 8);
+    CU_ASSERT_EQUAL(f.p.w, 16 * 16);
+    CU_ASSERT_EQUAL(f.p.r, 3);
+    CU_ASSERT_EQUAL(f.p.s, 1);
+    CU_ASSERT_EQUAL(f.p.pad_lo[1], 1);
+    CU_ASSERT_EQUAL(f.p.pad_hi[1], 2);
+    CU_ASSERT_EQUAL(f.p.stride[1], 2);
+    CU_ASSERT_EQUAL(f.out[1], v.out[0]);
+    CU_ASSERT_EQUAL(f.pixels, v.pixels);
+    /* a 2D problem does not fold, and a 3D kernel takes a foldable problem as it is */
+    CU_ASSERT_EQUAL_FATAL(cvc_view_make(&q, &v, NULL, 0), CONVCAT_OK);
+    CU_ASSERT_FALSE(v.folds);
+    CU_ASSERT_EQUAL(cvc_folded_view(&v, &f), CONVCAT_ERR_UNSUPPORTED);
+    const cvc_entry e3 = unit_entry(E3_KEY);
+    convcat_problem p3f = p3();
+    p3f.t = 1, p3f.pad_lo[0] = p3f.pad_hi[0] = 0;
+    ACCEPT(e3, p3f);
+    CU_ASSERT_EQUAL_FATAL(cvc_view_make(&p3f, &v, NULL, 0), CONVCAT_OK);
+    CU_ASSERT_TRUE(v.folds);
+    CU_ASSERT_FALSE(cvc_folds(&e3, &v));
+}
+
 static void test_dims_must_match(void)
 {
     const cvc_entry e2 = unit_entry(E2_KEY), e1 = unit_entry(E1_KEY), e3 = unit_entry(E3_KEY);
-    BOTH(e2, p2(), dims, 2, 3, "kernel is 2D, problem is 3D");   /* a 3D problem of depth 1 */
+    convcat_problem deep = p2();   /* a 3D problem of depth 3 whose filter spans it */
+    deep.dims = 3, deep.d = 3, deep.t = 3;
+    REFUSE(e2, deep, "kernel is 2D, problem is 3D");
     BOTH(e1, p1(), dims, 1, 2, "kernel is 1D, problem is 2D");
     BOTH(e1, p1(), dims, 1, 3, "kernel is 1D, problem is 3D");
     convcat_problem one = problem(1, CONVCAT_BF16, CONVCAT_BF16);
@@ -2107,6 +2173,7 @@ int main(void)
         {"tile K 128 rules", test_tile_k_128_rules},
         {"cluster split-K", test_cluster_splits},
         {"dims must match", test_dims_must_match},
+        {"3D problems fold into 2D", test_3d_problems_fold_into_2d},
         {"dtypes must match", test_dtypes_must_match},
         {"extents must be at least one", test_extents_must_be_at_least_one},
         {"padding must not be negative", test_padding_must_not_be_negative},

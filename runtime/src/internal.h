@@ -173,6 +173,7 @@ typedef struct cvc_view {
                                * stride on every axis, no padding, dilation only on 1-tap axes): each x
                                * pixel is in one tap of one output pixel, and a filter row's taps read
                                * S * C contiguous elements of x */
+    bool folds;               /* a 3D problem that is a 2D one over the same memory (cvc_folded_view) */
     cvc_gemm gemm;
 } cvc_view;
 
@@ -183,6 +184,16 @@ convcat_status cvc_view_make(const convcat_problem *p, cvc_view *v, char *why, s
  * their taps reversed (KEY_turn), padding reach - pad on each side.  CONVCAT_ERR_UNSUPPORTED with
  * the reason where a stride is > 1 or a padding passes the filter's reach. */
 convcat_status cvc_turned_view(const cvc_view *v, cvc_view *out, char *why, size_t why_size);
+/* A 3D problem whose filter is trivial along D (T = 1, no padding or stride along D: D joins the
+ * batch, N x D images of H x W) or along H and W (R = S = 1, no padding or stride along them: a 2D
+ * problem of D x (H*W) images and a T x 1 filter) as the 2D problem it is, NDHWC being N(DH)WC and
+ * ND(HW)C; 2D kernels take it so (cvc_folds), 3D kernels as it was given. */
+convcat_status cvc_folded_view(const cvc_view *v, cvc_view *out);
+/* Does 2D entry e take the 3D problem v folded into 2D? */
+static inline bool cvc_folds(const cvc_entry *e, const cvc_view *v)
+{
+    return v->folds && e->k.dims == 2;
+}
 /* Does entry e take the dgrad problem v as the fprop of dy (flag DGRAD_AS_FPROP)? */
 static inline bool cvc_turns(const cvc_entry *e, const cvc_view *v)
 {

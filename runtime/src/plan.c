@@ -373,6 +373,13 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
         return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "%s cannot run the problem: %s", e->key, why);
     if ((st = check_device(drv, e, dev, arch)) != CONVCAT_OK)
         return st;
+    /* A 3D problem on a 2D kernel (the rules took it) is planned as the 2D problem it is. */
+    if (cvc_folds(e, &v)) {
+        cvc_view folded;
+        if (cvc_folded_view(&v, &folded) != CONVCAT_OK)
+            return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "%s cannot run the problem: kernel is 2D, problem is 3D", e->key);
+        v = folded;
+    }
     /* A dgrad on an fprop kernel (the rules took it: DGRAD_AS_FPROP) is planned as the fprop of dy. */
     const bool turned = cvc_turns(e, &v);
     const size_t turned_filter = turned ? (size_t)cvc_filter_bytes(&v) : 0;   /* KEY_turn's copy, exact below 2^53 */

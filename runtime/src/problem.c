@@ -30,6 +30,37 @@ static int64_t out_extent(int in, int filt, int lo, int hi, int stride, int dil)
     return span < 0 ? -1 : span / stride + 1;
 }
 
+/* The 2D problem a 3D one is over the same memory (cvc_folded_view), or false: D into the batch
+ * where the filter is trivial along D, else H and W into one axis where it is trivial along both. */
+static bool fold_problem(const convcat_problem *p, convcat_problem *f)
+{
+    const bool flat_d = p->t == 1 && !p->pad_lo[0] && !p->pad_hi[0] && p->stride[0] == 1;
+    const bool flat_hw = p->r == 1 && p->s == 1 && !p->pad_lo[1] && !p->pad_hi[1] && !p->pad_lo[2] &&
+                         !p->pad_hi[2] && p->stride[1] == 1 && p->stride[2] == 1;
+    if (p->dims != 3 || (!flat_d && !flat_hw))
+        return false;
+    *f = *p;
+    f->dims = 2;
+    f->d = f->t = 1;
+    f->pad_lo[0] = f->pad_hi[0] = 0;
+    f->stride[0] = f->dilation[0] = 1;
+    if (flat_d) {   /* N x D images of H x W */
+        if ((int64_t)p->n * p->d > INT32_MAX)
+            return false;
+        f->n = p->n * p->d;
+        return true;
+    }
+    if ((int64_t)p->h * p->w > INT32_MAX)   /* D x (H*W) images, a T x 1 filter */
+        return false;
+    f->h = p->d, f->w = p->h * p->w;
+    f->r = p->t, f->s = 1;
+    f->pad_lo[1] = p->pad_lo[0], f->pad_hi[1] = p->pad_hi[0];
+    f->stride[1] = p->stride[0], f->dilation[1] = p->dilation[0];
+    f->pad_lo[2] = f->pad_hi[2] = 0;
+    f->stride[2] = f->dilation[2] = 1;
+    return true;
+}
+
 /* Phases per axis of a dgrad problem: residues modulo the stride that have dx pixels. */
 static int axis_phases(int in, int stride) { return stride < in ? stride : in; }
 
@@ -137,7 +168,17 @@ convcat_status cvc_view_make(const convcat_problem *p, cvc_view *v, char *why, s
     default:
         v->gemm = (cvc_gemm){.m = pix, .n = p->k, .k = taps * v->cg};
     }
+    convcat_problem f;
+    v->folds = fold_problem(p, &f);
     return CONVCAT_OK;
+}
+
+convcat_status cvc_folded_view(const cvc_view *v, cvc_view *out)
+{
+    convcat_problem f;
+    if (!fold_problem(&v->p, &f))
+        return CONVCAT_ERR_UNSUPPORTED;
+    return cvc_view_make(&f, out, NULL, 0);
 }
 
 convcat_status cvc_turned_view(const cvc_view *v, cvc_view *out, char *why, size_t n)

@@ -299,6 +299,9 @@ double cvc_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
 {
     if (sms <= 0)
         sms = DEFAULT_SMS;
+    cvc_view folded;   /* a 3D problem that is a 2D one, on a 2D kernel */
+    if (cvc_folds(e, v) && cvc_folded_view(v, &folded) == CONVCAT_OK)
+        return cvc_predict_us(e, &folded, sms);
     cvc_view turned;   /* unit-stride dgrad as the fprop of dy: that fprop, after KEY_turn's copy */
     if (cvc_turns(e, v) && cvc_turned_view(v, &turned, NULL, 0) == CONVCAT_OK)
         return tma_predict_us(e, &turned, sms) + TURN_LAUNCH_US + 2.0 * cvc_filter_bytes(v) / DRAM_BYTES_PER_US;

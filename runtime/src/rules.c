@@ -208,6 +208,12 @@ convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why,
     *rule = CVC_RULE_NONE;
     const cvc_key *k = &e->k;
     const convcat_problem *p = &v->p;
+    if (cvc_folds(e, v)) {   /* a 3D problem that is a 2D one: that 2D problem's rules */
+        cvc_view folded;
+        if (cvc_folded_view(v, &folded) != CONVCAT_OK)
+            REFUSE(CVC_RULE_DIMS, "kernel is 2D, problem is 3D");
+        return cvc_check_entry(e, &folded, why, n, rule_out);
+    }
     if (cvc_turns(e, v)) {
         cvc_view turned;   /* the fprop of dy, whose rules are this kernel's */
         char inner[176];
@@ -222,7 +228,9 @@ convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why,
         REFUSE(CVC_RULE_OP, "kernel computes %s, problem is %s", convcat_op_name(k->op),
                convcat_op_name(p->op) ? convcat_op_name(p->op) : "an unknown op");
     if (p->dims != k->dims)
-        REFUSE(CVC_RULE_DIMS, "kernel is %dD, problem is %dD", k->dims, p->dims);
+        REFUSE(CVC_RULE_DIMS, "kernel is %dD, problem is %dD%s", k->dims, p->dims,
+               p->dims == 3 && k->dims == 2 ? " (a 3D problem runs on 2D kernels where its filter is 1 along D, "
+                                              "unpadded and unit-stride there, or 1 x 1 along H and W, likewise)" : "");
     if (p->a_type != k->a || p->b_type != k->b || p->out_type != k->out)
         REFUSE(CVC_RULE_TYPES, "kernel takes %s x %s -> %s, problem is %s x %s -> %s", convcat_dtype_name(k->a),
                convcat_dtype_name(k->b), convcat_dtype_name(k->out),
