@@ -64,6 +64,14 @@
 #define LOAD_L2_BYTES_PER_SM_US 120e3            /* ... for filters of several taps whose operands fit in L2 */
 #define L2_RESIDENT_BYTES 24e6                    /* operands (x and w) that stay in L2: half the H200's 50 MB */
 #define LOAD_LATENCY_US 1.2                       /* a stage's loads, issue to full barrier, under load */
+#define DGRAD_LOAD_LATENCY_US 0.8                 /* ... dgrad's: its deeper pipelines won nothing on the H100
+                                                     (S3D's 1x3x3 and 3x1x1 dgrad folded to 2D, 65 rows, 12
+                                                     kernels each: 5 and 6 stages ran 1.0-1.1x the time of 4),
+                                                     where 1.2 priced them 10-20% faster */
+#define DGRAD_64_ROW_TAPS 1.3                     /* a 64-row tile's stage of a dgrad of several taps over the
+                                                     model's: measured / predicted 1.37-1.55 there against
+                                                     1.0-1.12 for 128x128 (H200: networks.txt, 39 rows; H100:
+                                                     S3D, 61 rows) */
 #define CLUSTER_STAGE_US 0.035                    /* extra per-stage latency of a 2-CTA cluster */
 #define SWAP_STAGE 0.96                           /* a 64-filter swap kernel's stage over its pingpong twin's: wgmma
                                                      reads 40 KiB of shared memory a 256x64x64 stage, not 64 */
@@ -147,9 +155,12 @@ static void tile_costs(const cvc_entry *e, const cvc_view *v, bool b_loaded, dou
         stage_bytes = (double)k->tile_n * k->tile_k * in_bytes +
                       (double)e->halo_tile_rows * (e->halo_cols + e->halo_reach) * k->tile_k * in_bytes /
                           ((double)p->r * p->s);
-    const double load_us = fmax(stage_bytes / load_rate, LOAD_LATENCY_US / (k->stages > 1 ? k->stages - 1 : 1));
+    const double latency_us = k->op == CONVCAT_DGRAD ? DGRAD_LOAD_LATENCY_US : LOAD_LATENCY_US;
+    const double load_us = fmax(stage_bytes / load_rate, latency_us / (k->stages > 1 ? k->stages - 1 : 1));
     *stage_us = fmax(mma_us, load_us) * (k->stages <= 2 ? 1.25 : k->stages == 3 ? 1.08 : 1.0) *
                 (swap64 ? SWAP_STAGE : 1.0) * (halo && v->taps > 1 ? HALO_STAGE : 1.0);
+    if (k->op == CONVCAT_DGRAD && v->taps > 1 && k->tile_m == 64)
+        *stage_us *= DGRAD_64_ROW_TAPS;
     if (k->cluster_m * k->cluster_n > 1)
         *stage_us += CLUSTER_STAGE_US;
     if (k->tile_k * in_bytes < e->swizzle_bytes) {   /* a K row narrower than the swizzle span */
