@@ -35,11 +35,10 @@
  * slices; split only while the tiles leave the SMs' resident CTAs idle (the model decides). */
 #define MIN_SLICE_KTILES 2
 #define MAX_SLICES 32
-/* Split fprop and dgrad measured 1.4-2.4x the tile model's time (H200, bf16: EfficientNet's 1x1
- * squeeze-and-excite layers in 3-k-tile slices, 6.7-8.9 us against 4.9-6.3; S3D's 3x3 dgrad at
- * 8 x 2 x 7 x 7 in 84-520 CTAs, 11-32 us against 6-23) and their reduction launch 3 us: priced so,
- * a split wins over one slice where the loop is long, not over a TMA kernel that fills the GPU. */
-#define SLICE_SCALE 2.0
+/* A split fprop's or dgrad's reduction launch (3 us).  Its slices are priced as the tiles they are:
+ * every gather kernel timed on the 29 gather-picked fprop and dgrad rows of networks.txt and
+ * sd_unet.txt with split prices scaled by 1, 1.5 and 2 (H100, bf16), the picks reached 0.972,
+ * 0.962 and 0.959 of the best time (SD's 3x3 320 -> 4 output layer 21.5 us at 1, 26.9 at 2). */
 #define SLICE_REDUCE_US 3.0
 /* Measured kernel time over the tile model's, by op (H200; the heuristic's gather picks on the
  * stem, grouped and 1D rows of networks.txt, bf16 and fp16: fprop 2.3 (1.7-3.1 over 28 rows),
@@ -325,8 +324,6 @@ static double launches_us(const cvc_entry *e, const cvc_view *v, int sms, const 
         us += fmax(rate_us, wait_us) + LAUNCH_US * (i > 0);
     }
     const bool sliced = ls->reduce_grid && k->op != CONVCAT_WGRAD;   /* TILE_SCALE's wgrad figure has its slices */
-    if (sliced)
-        us *= SLICE_SCALE;
     const convcat_problem *p = &v->p;
     const double bytes = (double)v->in_pixels * p->c * v->a_bytes + cvc_filter_bytes(v) +
                          (double)v->pixels * p->k * v->out_bytes;
