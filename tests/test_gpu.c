@@ -701,6 +701,16 @@ typedef struct shape_list {
 } shape_list;
 
 #define LIST(a) {a, sizeof a / sizeof a[0]}
+/* 3D problems that 2D kernels take folded into the 2D problem over the same memory (problem.c,
+ * cvc_folded_view): T = 1 (D joins the batch: the 2D lists' odd-sized 3x3 and 1x1 problems), and
+ * 3 x 1 x 1 with padding 1 along D (D x (H*W) images, a 3 x 1 filter).  Every 2D TMA and gather
+ * kernel runs them as 3D problems (problems 980..). */
+static const shape folded_3d[] = {
+    {1, 2, 7, 9, 16, 24, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE},
+    {2, 2, 14, 14, 256, 128, 1, 1, 1, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE},
+    {2, 5, 6, 7, 16, 24, 3, 1, 1, {1, 0, 0}, {1, 0, 0}, {1, 1, 1}, {1, 1, 1}, 1.0f, 0.0f, 0, CONVCAT_ACT_NONE},
+};
+
 static const shape_list lists[3][3] = {   /* [op][dims - 1] */
     [CONVCAT_FPROP] = {LIST(shapes_1d), LIST(shapes_2d), LIST(shapes_3d)},
     [CONVCAT_DGRAD] = {LIST(dgrad_1d), LIST(dgrad_2d), LIST(dgrad_3d)},
@@ -772,6 +782,7 @@ static long long raster_runs;   /* runs with CONVCAT_RASTER_BAND=3 */
 static long long chained_runs;  /* fprop pairs run back to back, the second reading the first's output */
 static long long grouped_runs, grouped_by_design;   /* grouped wgrad: run, refused by kernels not made for it */
 static long long family_runs[4];     /* problems run per kernel family (CONVCAT_FAMILY_*) */
+static long long folded_runs;       /* 3D problems run folded on 2D kernels */
 static long long gather_split_runs;  /* gather fprop and dgrad runs whose plan split K (a workspace) */
 static long long gather_packed_runs; /* gather runs whose plan packed groups a CTA (dgrad kernels of PACKS_GROUPS) */
 static long long cluster_split_runs; /* TMA runs whose slices of a tile were a cluster (flag CLUSTER_SPLITS) */
@@ -810,9 +821,10 @@ static convcat_problem entry_problem(const convcat_entry_info *e, const shape *s
 
 /* One problem of op `op` on one kernel (a kernel of DGRAD_AS_FPROP runs dgrad too); 1 if it ran
  * (passed or not), 0 if refused or an error. */
-static int check_op(size_t index, const convcat_entry_info *e, const shape *sh, int groups, int no, convcat_op op)
+static int check_op_dims(size_t index, const convcat_entry_info *e, const shape *sh, int groups, int no, convcat_op op,
+                         int dims)
 {
-    convcat_problem p = problem_for(op, e->dims, e->a_type, e->b_type, e->out_type, sh);
+    convcat_problem p = problem_for(op, dims, e->a_type, e->b_type, e->out_type, sh);
     p.groups = groups;
     char why[192];
     const unsigned seed = base_seed + (unsigned)(index * 131 + (size_t)no);
@@ -872,6 +884,11 @@ static int check_op(size_t index, const convcat_entry_info *e, const shape *sh, 
     gather_packed_runs += st == CONVCAT_OK && v.groups_per_cta > 1;
     cluster_split_runs += st == CONVCAT_OK && v.cluster > e->cluster_m * e->cluster_n;
     return st == CONVCAT_OK;
+}
+
+static int check_op(size_t index, const convcat_entry_info *e, const shape *sh, int groups, int no, convcat_op op)
+{
+    return check_op_dims(index, e, sh, groups, no, op, e->dims);
 }
 
 static int check_one(size_t index, const convcat_entry_info *e, const shape *sh, int groups, int no)
@@ -1130,6 +1147,17 @@ static void test_kernel(void)
     }
     for (size_t i = 0; i < set->count; ++i)
         ran += check_one(index, &e, &set->shapes[i], 1, (int)i);
+    if (e.dims == 2) {   /* 3D problems that fold, as 3D problems */
+        int folded = 0;
+        for (size_t i = 0; i < sizeof folded_3d / sizeof folded_3d[0]; ++i)
+            folded += check_op_dims(index, &e, &folded_3d[i], 1, 980 + (int)i, e.op, 3);
+        if (!folded) {
+            ++failures;
+            printf("\n  %s ran no 3D problem folded into 2D", key);
+        }
+        CU_ASSERT_TRUE(folded > 0);
+        folded_runs += folded;
+    }
     if (e.op == CONVCAT_WGRAD && e.a_type == CONVCAT_TF32) {   /* problems numbered on after the op's list */
         const shape_list *extra = &wgrad_tf32_lists[e.dims - 1];
         for (size_t i = 0; i < extra->count; ++i)
@@ -1433,11 +1461,11 @@ int main(int argc, char **argv)
            "by family: %lld TMA, %lld gather, %lld direct problem runs; %lld depthwise problems refused by design "
            "(a direct block's tile or threads; other direct kernels take them)\n"
            "gather fprop and dgrad runs that split K: %lld; that packed groups: %lld\n"
-           "TMA wgrad runs whose slices of a tile were a cluster: %lld\n",
+           "TMA wgrad runs whose slices of a tile were a cluster: %lld; 3D problems run folded on 2D kernels: %lld\n",
            registered, per_op[0], per_op[1], per_op[2], runs, failures, failed, by_design, raster_runs, chained_runs,
            grouped_runs, grouped_by_design, halo_by_design, family_runs[CONVCAT_FAMILY_TMA],
            family_runs[CONVCAT_FAMILY_GATHER], family_runs[CONVCAT_FAMILY_DIRECT], direct_by_design,
-           gather_split_runs, gather_packed_runs, cluster_split_runs);
+           gather_split_runs, gather_packed_runs, cluster_split_runs, folded_runs);
     CU_cleanup_registry();
     convcat_close(cat);
     return failed || registered == 0 ? 1 : 0;

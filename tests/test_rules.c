@@ -2056,6 +2056,59 @@ static void test_gemm_k_iterations_fit_32_bits(void)
  * kernel, two groups for a grouped one) runs; C = 6 (6 a group) is refused by a TMA kernel (no 16-byte row of any type) and by a staged direct
  * one (whole 16-byte vectors) and run by a gather one; another direct kernel takes C = 6 as groups =
  * C = 6 and refuses groups = 2 (3 channels a group). */
+/* Every 2D kernel of the real catalog takes a 3D problem that folds exactly when it takes the 2D
+ * problem it folds into, for the same reason; 3D kernels take it as given.  Shapes: D into the
+ * batch (3x3, 1x1; groups of 8 channels and depthwise where the kernel runs groups), and a
+ * T x 1 x 1 filter at stride 2 along D. */
+static void test_folds_on_the_real_catalog(void)
+{
+    const char *path = unit_env_path("CONVCAT_TEST_CATALOG");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(path);
+    convcat_catalog *cat = NULL;
+    UNIT_ASSERT_STATUS(convcat_open(path, &cat), CONVCAT_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cat);
+    int compared = 0, taken = 0;
+    for (size_t i = 0; i < convcat_count(cat); ++i) {
+        convcat_entry_info e;
+        convcat_entry_info_get(cat, i, &e);
+        if (e.dims != 2)
+            continue;
+        for (int shape = 0; shape < 5; ++shape) {
+            convcat_problem p3 = problem(3, e.a_type, e.out_type), p2;
+            p3.op = e.op, p3.b_type = e.b_type;
+            p3.n = 2, p3.d = 3, p3.h = 9, p3.w = 11, p3.c = 64, p3.k = 72, p3.t = 1;
+            p3.pad_lo[0] = p3.pad_hi[0] = 0;
+            if (shape == 1)   /* 1x1x1 */
+                p3.r = p3.s = 1, p3.pad_lo[1] = p3.pad_hi[1] = p3.pad_lo[2] = p3.pad_hi[2] = 0;
+            if (shape == 2)
+                p3.groups = 8;
+            if (shape == 3)
+                p3.k = p3.groups = p3.c;
+            p2 = p3;
+            p2.dims = 2, p2.n = p3.n * p3.d, p2.d = 1;
+            if (shape == 4) {   /* 3 x 1 x 1, stride 2 and padding 1 along D */
+                p3.d = 7, p3.t = 3, p3.r = p3.s = 1, p3.stride[0] = 2, p3.pad_lo[0] = p3.pad_hi[0] = 1;
+                p3.pad_lo[1] = p3.pad_hi[1] = p3.pad_lo[2] = p3.pad_hi[2] = 0;
+                p2 = p3;
+                p2.dims = 2, p2.d = 1, p2.t = 1, p2.h = 7, p2.w = 9 * 11, p2.r = 3, p2.s = 1;
+                p2.stride[0] = 1, p2.stride[1] = 2, p2.pad_lo[0] = p2.pad_hi[0] = 0, p2.pad_lo[1] = p2.pad_hi[1] = 1;
+            }
+            char why3[192] = "", why2[192] = "";
+            const convcat_status s3 = convcat_check(cat, i, &p3, why3, sizeof why3);
+            const convcat_status s2 = convcat_check(cat, i, &p2, why2, sizeof why2);
+            if (s3 != s2 || strcmp(why3, why2))
+                printf("\n    %s, shape %d: folded %s (%s), 2D %s (%s)", e.key, shape, convcat_status_string(s3), why3,
+                       convcat_status_string(s2), why2);
+            CU_ASSERT_EQUAL(s3, s2);
+            CU_ASSERT_STRING_EQUAL(why3, why2);
+            ++compared, taken += s3 == CONVCAT_OK;
+        }
+    }
+    printf("(%d kernel x problem pairs, %d taken) ", compared, taken);
+    CU_ASSERT_TRUE(taken > compared / 4);
+    convcat_close(cat);
+}
+
 static void test_check_on_the_real_catalog(void)
 {
     const char *path = unit_env_path("CONVCAT_TEST_CATALOG");
@@ -2222,6 +2275,7 @@ int main(void)
         {"direct runs are whole units", test_direct_runs_are_whole_units},
         {"refusals name their rule", test_refusals_name_their_rule},
         {"check on the real catalog", test_check_on_the_real_catalog},
+        {"folds on the real catalog", test_folds_on_the_real_catalog},
         {"raster band rule and override", test_raster_band_rule_and_override},
         CU_TEST_INFO_NULL,
     };
