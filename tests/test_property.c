@@ -15,7 +15,8 @@
  * kernel of F can run it, the problem counts as refused by rule and each of F's refusals must say
  * why.  Per family it prints: refused by rule, refused by the device (plan_create: shared memory,
  * clusters), too large to run here (accepted, more than 256 MiB of tensors: near-limit problems),
- * correct, wrong (must be 0) and errors (must be 0); every wrong answer or error prints its seed,
+ * correct, wrong (must be 0) and errors (must be 0), and how many of the runs were 3D problems on
+ * 2D kernels (folded: problem.c); every wrong answer or error prints its seed,
  * family and problem number.  Problems are small (at most a few MFLOP): 30,000 take about five
  * minutes on an H200.
  *
@@ -222,6 +223,7 @@ static void print_problem(const convcat_problem *p, const cvc_epilogue *epi)
 
 typedef struct counts {
     long refused, device, large, correct, wrong, errors, extremes;
+    long folded;   /* 3D problems whose pick is a 2D kernel (problem.c folds them) */
 } counts;
 
 typedef struct options {
@@ -270,6 +272,9 @@ static void one(const convcat_catalog *cat, const options *o, int f, long i, con
         ++c->large;
         return;
     }
+    convcat_entry_info picked;
+    convcat_entry_info_get(cat, pick, &picked);
+    c->folded += picked.dims < d.p.dims;
     if (o->dry) {   /* would run: the pick's own check agrees, and the problem draws again the same */
         const drawn again = draw(seed, f, kinds, nkinds);
         char why[192];
@@ -286,20 +291,18 @@ static void one(const convcat_catalog *cat, const options *o, int f, long i, con
     cvc_verify v;
     const convcat_status st = cvc_verify_run(cat, &d.p, pick, (unsigned)(seed ^ seed >> 32), &d.epi,
                                              CVC_SABOTAGE_NONE, &v);
-    convcat_entry_info e;
-    convcat_entry_info_get(cat, pick, &e);
     if (st == CONVCAT_ERR_NO_DEVICE || st == CONVCAT_ERR_UNSUPPORTED) {
         ++c->device;
     } else if (st != CONVCAT_OK) {
         ++c->errors;
-        printf("  %s problem %ld (seed %u), %s: %s: %s\n", family_name[f], i, o->seed, e.key,
+        printf("  %s problem %ld (seed %u), %s: %s: %s\n", family_name[f], i, o->seed, picked.key,
                convcat_status_string(st), convcat_last_error());
         print_problem(&d.p, &d.epi);
     } else if (!v.passed) {
         ++c->wrong;
         printf("  %s problem %ld (seed %u), %s: WRONG: rel. error %.3e (bound %.3e), %lld non-finite, %lld outliers "
                "(worst at %.2g of its bound)\n",
-               family_name[f], i, o->seed, e.key, v.rel_err, v.tolerance, v.nonfinite, v.outliers, v.worst);
+               family_name[f], i, o->seed, picked.key, v.rel_err, v.tolerance, v.nonfinite, v.outliers, v.worst);
         print_problem(&d.p, &d.epi);
     } else {
         ++c->correct;
@@ -403,9 +406,10 @@ int main(int argc, char **argv)
         for (long i = first; i < last; ++i)
             one(cat, &o, f, i, kinds, nkinds, rows, &digest, &c);
         printf("%-6s: %ld problems (%ld near the limits): %ld refused by rule, %ld refused by the device, %ld too "
-               "large to run, %ld %s, %ld wrong, %ld errors; digest %016" PRIx64 "\n",
+               "large to run, %ld %s, %ld wrong, %ld errors (%ld of the runs 3D problems on 2D kernels); digest %016"
+               PRIx64 "\n",
                family_name[f], last - first, c.extremes, c.refused, c.device, c.large, c.correct,
-               o.dry ? "runnable" : "correct", c.wrong, c.errors, digest);
+               o.dry ? "runnable" : "correct", c.wrong, c.errors, c.folded, digest);
         /* Not vacuous: most problems of a long run reach a kernel of the family. */
         const bool vacuous = o.only < 0 && o.count >= 100 && c.correct + c.device < (last - first) / 4;
         if (vacuous)
