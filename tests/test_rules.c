@@ -269,6 +269,14 @@ static void test_3d_problems_fold_into_2d(void)
     CU_ASSERT_EQUAL(f.gemm.k, v.gemm.k);
     CU_ASSERT_FALSE(f.folds);
     CU_ASSERT_DOUBLE_EQUAL(cvc_predict_us(&e2, &v, 132), cvc_predict_us(&e2, &two, 132), 1e-9);
+    convcat_problem pub;   /* the public form: the same 2D problem */
+    UNIT_ASSERT_STATUS(convcat_problem_folded(&p, &pub), CONVCAT_OK);
+    CU_ASSERT_EQUAL(pub.dims, 2);
+    CU_ASSERT_EQUAL(pub.n, 10);
+    CU_ASSERT_EQUAL(pub.h, f.p.h);
+    UNIT_ASSERT_STATUS(convcat_problem_folded(&q, &pub), CONVCAT_ERR_UNSUPPORTED);   /* already 2D */
+    UNIT_ASSERT_MENTIONS(convcat_last_error(), "1 along D");
+    UNIT_ASSERT_STATUS(convcat_problem_folded(NULL, &pub), CONVCAT_ERR_INVALID_ARGUMENT);
     /* a T x 1 x 1 filter: D x (H*W) images and a T x 1 filter, D's padding and stride on H */
     convcat_problem t = p2();
     t.dims = 3, t.d = 8, t.t = 3, t.pad_lo[0] = 1, t.pad_hi[0] = 2, t.stride[0] = 2;

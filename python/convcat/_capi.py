@@ -211,6 +211,8 @@ FUNCTIONS = {
     "convcat_problem_output": (_I, [_P(Problem), _P(_I), _P(_I), _P(_I)],
                                "convcat_status (*)(const convcat_problem *, int *, int *, int *)"),
     "convcat_problem_flops": (ctypes.c_double, [_P(Problem)], "double (*)(const convcat_problem *)"),
+    "convcat_problem_folded": (_I, [_P(Problem), _P(Problem)],
+                               "convcat_status (*)(const convcat_problem *, convcat_problem *)"),
     "convcat_open": (_I, [_CHARP, _P(_V)], "convcat_status (*)(const char *, convcat_catalog **)"),
     "convcat_open_memory": (_I, [_V, _S, _P(_V)],
                             "convcat_status (*)(const void *, size_t, convcat_catalog **)"),

@@ -220,6 +220,13 @@ class Library:
     def problem_flops(self, p):
         return self.cdll.convcat_problem_flops(ctypes.byref(p))
 
+    def problem_folded(self, p):
+        """The 2D problem a 3D one is over the same memory (which 2D kernels run), or None where it does
+        not fold (convcat_problem_folded)."""
+        f = _capi.Problem()
+        st = self.cdll.convcat_problem_folded(ctypes.byref(p), ctypes.byref(f))
+        return f if st == _capi.CONVCAT_OK else None
+
     def problem_init(self):
         p = _capi.Problem()
         self.cdll.convcat_problem_init(ctypes.byref(p))

@@ -401,6 +401,14 @@ class TestCatalog(unittest.TestCase):
         self.assertEqual(self.lib.problem_output(p), (1, 14, 14))
         self.assertTrue(math.isclose(self.lib.problem_flops(p), 2.0 * 8 * 14 * 14 * 128 * 9 * 64))
 
+    def test_a_3d_problem_folds_into_2d(self):
+        p = self.problem(dims=3, d=4)   # a 1x3x3 filter over 4 frames: 32 images of 28 x 28
+        f = self.lib.problem_folded(p)
+        self.assertIsNotNone(f)
+        self.assertEqual((f.dims, f.n, f.d, f.h, f.w, f.r, f.s), (2, 32, 1, 28, 28, 3, 3))
+        self.assertIsNone(self.lib.problem_folded(self.problem()))            # 2D already
+        self.assertIsNone(self.lib.problem_folded(self.problem(dims=3, d=4, t=3, pad_lo=(1, 1, 1))))
+
     def test_query_ranks_and_explains(self):
         p = self.problem()
         q = self.cat.query(p, arch="sm90a")

@@ -150,6 +150,15 @@ CONVCAT_API convcat_status convcat_problem_output(const convcat_problem *p, int 
 /** FLOPs of the forward convolution, 2 * N*Z*P*Q * K * T*R*S * C/groups, for every op. */
 CONVCAT_API double convcat_problem_flops(const convcat_problem *p);
 
+/**
+ * The 2D problem that a 3D one is over the same memory, which the 2D kernels run it as (3D
+ * kernels take it as given): where its filter is 1 along D with no padding or stride there, N*D
+ * images of H x W; else where its filter is 1 x 1 along H and W with no padding or stride there,
+ * D x (H*W) images and a T x 1 filter.  CONVCAT_ERR_UNSUPPORTED, with the reason, for a problem
+ * that does not fold (any 1D or 2D problem, an invalid one).
+ */
+CONVCAT_API convcat_status convcat_problem_folded(const convcat_problem *p, convcat_problem *folded_out);
+
 /* ------------------------------------------------------------------------- */
 /** An open catalog file. */
 typedef struct convcat_catalog convcat_catalog;

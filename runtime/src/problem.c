@@ -173,6 +173,21 @@ convcat_status cvc_view_make(const convcat_problem *p, cvc_view *v, char *why, s
     return CONVCAT_OK;
 }
 
+convcat_status convcat_problem_folded(const convcat_problem *p, convcat_problem *folded_out)
+{
+    if (!p || !folded_out)
+        return cvc_fail(CONVCAT_ERR_INVALID_ARGUMENT, "convcat_problem_folded: NULL argument");
+    cvc_view v;
+    char why[192];
+    const convcat_status st = cvc_view_make(p, &v, why, sizeof why);
+    if (st != CONVCAT_OK)
+        return cvc_fail(st, "%s", why);
+    if (!v.folds || !fold_problem(p, folded_out))
+        return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "the problem is not a 3D one whose filter is 1 along D, or 1 x 1 along "
+                        "H and W, without padding or stride there");
+    return CONVCAT_OK;
+}
+
 convcat_status cvc_folded_view(const cvc_view *v, cvc_view *out)
 {
     convcat_problem f;

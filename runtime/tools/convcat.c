@@ -670,6 +670,11 @@ static void print_problem(const convcat_problem *p)
         return;
     }
     printf("\n         output Z %d P %d Q %d, %.3f GFLOP\n", z, pp, q, convcat_problem_flops(p) / 1e9);
+    convcat_problem f;
+    if (p->dims == 3 && convcat_problem_folded(p, &f) == CONVCAT_OK)
+        printf("         2D kernels take it as the same memory in 2D: N %d H %d W %d, filter %dx%d, pad %d/%d %d/%d, "
+               "stride %d %d, dilation %d %d\n", f.n, f.h, f.w, f.r, f.s, f.pad_lo[1], f.pad_hi[1], f.pad_lo[2],
+               f.pad_hi[2], f.stride[1], f.stride[2], f.dilation[1], f.dilation[2]);
     if (p->a_type == CONVCAT_TF32)
         printf("         tf32: f32 tensors, TF32 tensor-core math (10-bit mantissa), f32 accumulation\n");
     if (p->op == CONVCAT_DGRAD)
