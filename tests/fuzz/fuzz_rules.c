@@ -129,9 +129,23 @@ static void dump(const convcat_problem *p)
 }
 
 /* The documented limits, recomputed here, that a problem `e` accepts must keep. */
-static void oracle(const cvc_entry *e, const convcat_problem *p)
+static void oracle(const cvc_entry *e, const convcat_problem *given)
 {
     const cvc_key *k = &e->k;
+    const convcat_problem *p = given;
+    /* A 2D kernel takes a 3D problem whose filter is 1 along D, or 1 x 1 along H and W, with no padding
+     * or stride there, as the 2D problem over the same memory; the limits are that problem's. */
+    const bool flat_d = p->t == 1 && !p->pad_lo[0] && !p->pad_hi[0] && p->stride[0] == 1;
+    const bool flat_hw = p->r == 1 && p->s == 1 && !p->pad_lo[1] && !p->pad_hi[1] && !p->pad_lo[2] &&
+                         !p->pad_hi[2] && p->stride[1] == 1 && p->stride[2] == 1;
+    REQUIRE(p->dims == k->dims || (p->dims == 3 && k->dims == 2 && (flat_d || flat_hw)));
+    convcat_problem folded;
+    if (p->dims != k->dims) {
+        REQUIRE(convcat_problem_folded(given, &folded) == CONVCAT_OK && folded.dims == 2);
+        REQUIRE(folded.c == given->c && folded.k == given->k && folded.groups == given->groups &&
+                (int64_t)folded.n * folded.h * folded.w == (int64_t)given->n * given->d * given->h * given->w);
+        p = &folded;
+    }
     /* A kernel of DGRAD_AS_FPROP runs unit-stride dgrad as the fprop of dy, its padding turned around
      * (reach - pad, never negative). */
     const bool turned = p->op == CONVCAT_DGRAD && k->op == CONVCAT_FPROP && (e->flags & CVC_F_DGRAD_AS_FPROP);
