@@ -152,21 +152,23 @@ class Json(unittest.TestCase):
                     self.assertFalse(c["ok"])
                     self.assertTrue(c["reason"])   # every refusal says why
 
-
     def test_a_3d_problem_that_folds_says_so(self):
         # T = 1: 2D kernels rank beside the 3D ones and the problem's 2D form is printed; T = 3: neither
+        def ranked(out):
+            return [line.split()[-1] for line in out.splitlines() if line.strip()[:1].isdigit() and " us " in line]
+
         flat = ["--dims", "3", "--n", "2", "--d", "4", "--h", "14", "--w", "14", "--c", "64", "--k", "64",
                 "--r", "3", "--s", "3", "--pad_h", "1", "--pad_w", "1", "--dtype", "bf16", "--arch", "sm90a"]
         r = run("query", *flat)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("2D kernels take it as the same memory in 2D: N 8 H 14 W 14, filter 3x3", r.stdout)
-        ranked = [line.split()[-1] for line in r.stdout.splitlines() if line.strip()[:1].isdigit() and " us " in line]
-        self.assertTrue(any("_2d_" in k for k in ranked) and any("_3d_" in k for k in ranked), ranked)
+        keys = ranked(r.stdout)
+        self.assertTrue(any("_2d_" in k for k in keys) and any("_3d_" in k for k in keys), keys)
         r = run("query", *flat, "--t", "3", "--pad_d", "1")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn("2D kernels take it", r.stdout)
-        ranked = [line.split()[-1] for line in r.stdout.splitlines() if line.strip()[:1].isdigit() and " us " in line]
-        self.assertFalse(any("_2d_" in k for k in ranked), ranked)
+        keys = ranked(r.stdout)
+        self.assertFalse(any("_2d_" in k for k in keys), keys)
 
 
 class Types(unittest.TestCase):

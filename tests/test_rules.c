@@ -2060,21 +2060,24 @@ static void test_gemm_k_iterations_fit_32_bits(void)
     REFUSE(e1, p, "32-bit");
 }
 
-/* convcat_check on every entry of the built catalog: its base problem (depthwise for a direct
- * kernel, two groups for a grouped one) runs; C = 6 (6 a group) is refused by a TMA kernel (no 16-byte row of any type) and by a staged direct
- * one (whole 16-byte vectors) and run by a gather one; another direct kernel takes C = 6 as groups =
- * C = 6 and refuses groups = 2 (3 channels a group). */
-/* Every 2D kernel of the real catalog takes a 3D problem that folds exactly when it takes the 2D
- * problem it folds into, for the same reason; 3D kernels take it as given.  Shapes: D into the
- * batch (3x3, 1x1; groups of 8 channels and depthwise where the kernel runs groups), and a
- * T x 1 x 1 filter at stride 2 along D. */
-static void test_folds_on_the_real_catalog(void)
+/* The built default catalog (CONVCAT_TEST_CATALOG), open; the test stops where it cannot be. */
+static convcat_catalog *real_catalog(void)
 {
     const char *path = unit_env_path("CONVCAT_TEST_CATALOG");
     CU_ASSERT_PTR_NOT_NULL_FATAL(path);
     convcat_catalog *cat = NULL;
     UNIT_ASSERT_STATUS(convcat_open(path, &cat), CONVCAT_OK);
     CU_ASSERT_PTR_NOT_NULL_FATAL(cat);
+    return cat;
+}
+
+/* Every 2D kernel of the real catalog takes a 3D problem that folds exactly when it takes the 2D
+ * problem it folds into, for the same reason.  Shapes: D into the
+ * batch (3x3, 1x1; groups of 8 channels and depthwise where the kernel runs groups), and a
+ * T x 1 x 1 filter at stride 2 along D. */
+static void test_folds_on_the_real_catalog(void)
+{
+    convcat_catalog *cat = real_catalog();
     int compared = 0, taken = 0;
     for (size_t i = 0; i < convcat_count(cat); ++i) {
         convcat_entry_info e;
@@ -2117,13 +2120,13 @@ static void test_folds_on_the_real_catalog(void)
     convcat_close(cat);
 }
 
+/* convcat_check on every entry of the built catalog: its base problem (depthwise for a direct
+ * kernel, two groups for a grouped one) runs; C = 6 (6 a group) is refused by a TMA kernel (no 16-byte row of any type) and by a staged direct
+ * one (whole 16-byte vectors) and run by a gather one; another direct kernel takes C = 6 as groups =
+ * C = 6 and refuses groups = 2 (3 channels a group). */
 static void test_check_on_the_real_catalog(void)
 {
-    const char *path = unit_env_path("CONVCAT_TEST_CATALOG");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(path);
-    convcat_catalog *cat = NULL;
-    UNIT_ASSERT_STATUS(convcat_open(path, &cat), CONVCAT_OK);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(cat);
+    convcat_catalog *cat = real_catalog();
     int families[4] = {0};
     for (size_t i = 0; i < convcat_count(cat); ++i) {
         convcat_entry_info e;

@@ -182,7 +182,7 @@ convcat_status convcat_problem_folded(const convcat_problem *p, convcat_problem 
     const convcat_status st = cvc_view_make(p, &v, why, sizeof why);
     if (st != CONVCAT_OK)
         return cvc_fail(st, "%s", why);
-    if (!v.folds || !fold_problem(p, folded_out))
+    if (!fold_problem(p, folded_out))
         return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "the problem is not a 3D one whose filter is 1 along D, or 1 x 1 along "
                         "H and W, without padding or stride there");
     return CONVCAT_OK;
