@@ -214,6 +214,18 @@ static void test_cluster_splits(void)
     const cvc_split m = cvc_split_for(&w, v, 132, true);
     CU_ASSERT_TRUE((int64_t)m.splits * m.split_iters >= k_iters && (!m.cluster || m.splits <= CVC_CLUSTER_SPLITS_MAX));
     unsetenv("CONVCAT_CLUSTER_SPLITS");
+    /* Short slices: a grid of a tenth of the SMs (S3D's last 1x1, 16 images of 7x7 -> 784
+     * pixels, 832 -> 32 channels: 13 tiles of 13 stages) splits in clusters of slices shorter than
+     * the workspace's 8 stages, which it could not split at all; where the unsplit tiles fill the
+     * SMs (832 -> 640 channels, 130 tiles), it stays whole. */
+    const cvc_entry q = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_64x64x64_s4_c1x1_pingpong");
+    CU_ASSERT_TRUE(cvc_has(&q, CVC_F_CLUSTER_SPLITS));
+    p.n = 16, p.h = p.w = 7, p.k = 32;
+    const cvc_split few = cvc_split_for(&q, unit_view(&p), 132, true);
+    CU_ASSERT_TRUE(few.cluster && few.splits >= 2 && few.split_iters < 8);
+    CU_ASSERT_EQUAL(cvc_split_for(&q, unit_view(&p), 132, false).splits, 1);   /* 13 stages: no workspace split */
+    p.k = 640;   /* 10 x 13 tiles */
+    CU_ASSERT_EQUAL(cvc_split_for(&q, unit_view(&p), 132, true).splits, 1);
 }
 
 static void test_tile_k_128_rules(void)

@@ -92,6 +92,11 @@
 #define SEG_COST_BYTES 128.0                      /* output rows in tile-N segments: 1 + this / segment bytes */
 #define MAX_SPLITS 64                             /* wgrad split-K slices at most */
 #define MIN_SPLIT_STAGES 8                        /* ... each at least this many stages long */
+#define MIN_CLUSTER_SPLIT_STAGES 2                /* ... in clusters (no reduction launch to amortize) */
+#define SHORT_SLICE_US 2.0                        /* a cluster split-K grid of slices shorter than
+                                                     MIN_SPLIT_STAGES over the model: such splits of 64x64
+                                                     and 128x64 tiles (2-7 stages) ran 2.2-2.5 us above their
+                                                     prediction, unsplit twins 0.5 (H200, S3D's 7x7 wgrad) */
 #define CLUSTER_SUMS_BYTES_PER_US 16e3            /* cluster split-K: a CTA's f32 sums written to its ring and
                                                      the slab's read from the cluster's (distributed shared
                                                      memory), per SM (fitted on the H100: 20 rows run both ways
@@ -247,11 +252,12 @@ cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool all
         return best;
     if (force == 1)
         best_us = INFINITY;
-    for (int s = 2; s <= CVC_CLUSTER_SPLITS_MAX && k_iters / s >= MIN_SPLIT_STAGES; s *= 2) {
+    for (int s = 2; s <= CVC_CLUSTER_SPLITS_MAX && k_iters / s >= MIN_CLUSTER_SPLIT_STAGES; s *= 2) {
         const int64_t per = cvc_ceil_div(k_iters, s);
         if (cvc_ceil_div(k_iters, per) != s)
             continue;
-        const double us = (double)cvc_cluster_split_waves(tm * tn, sms, s) * ((double)per * stage_us + cluster_fixed_us(e, v, s));
+        const double us = (double)cvc_cluster_split_waves(tm * tn, sms, s) * ((double)per * stage_us + cluster_fixed_us(e, v, s)) +
+                          (per < MIN_SPLIT_STAGES ? SHORT_SLICE_US : 0.0);
         if (us < best_us * 0.99) {
             best = (cvc_split){.splits = s, .split_iters = (int)per, .cluster = true, .compute_us = us};
             best_us = us;
