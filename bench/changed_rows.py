@@ -54,6 +54,8 @@ def main():
     ap.add_argument("--catalog", default="build/catalog/convcat.catalog")
     ap.add_argument("--base-lib")
     ap.add_argument("--base-catalog")
+    ap.add_argument("--by-prediction", action="store_true",
+                    help="a row also changes where its pick stays but the prediction moves (its split, say)")
     ap.add_argument("--emit", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--selftest", action="store_true",
                     help="the build against itself: every row picked, none changed (no GPU)")
@@ -72,7 +74,7 @@ def main():
     changed = set()
     for k, p in new.items():
         b = base.get(k, {})
-        if b.get("key") != p["key"]:
+        if b.get("key") != p["key"] or (args.by_prediction and b.get("us") != p["us"]):
             print(f"{k[0]} {k[1]} {k[2]}: {b.get('key')} ({b.get('us')} us) -> {p['key']} ({p['us']} us)",
                   file=sys.stderr)
             changed.add(k)
