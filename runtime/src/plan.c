@@ -195,12 +195,13 @@ int cvc_raster_band(const cvc_entry *e, const cvc_view *v, const cvc_params *k, 
     return RASTER_BAND < rows ? RASTER_BAND : rows;
 }
 
-/* sm90a KEY and KEY_reduce wait for the stream's previous kernel before they touch global memory
- * (kernel ABI 9), so they launch with programmatic stream serialization: each may start as soon as
- * the kernel before it allows (a convcat KEY does at its start), and back to back a launch's
- * latency and prologue hide under the previous kernel's tail.  Stride-phase launches have their
- * own rule (convcat_plan_run); sm100a kernels have no wait yet.  CONVCAT_PDL=0 turns it off for
- * plans made after. */
+/* Kernels of flag CHAINED (sm90a TMA and gather kernels, with their KEY_reduce) wait for the
+ * stream's previous kernel before they touch global memory (kernel ABI 9), so they launch with
+ * programmatic stream serialization: each may start as soon as the kernel before it allows (a
+ * convcat KEY does at its start), and back to back a launch's latency and prologue hide under the
+ * previous kernel's tail.  Stride-phase launches of the TMA family have their own rule
+ * (convcat_plan_run); sm100a kernels have no wait yet.  CONVCAT_PDL=0 turns it off for plans made
+ * after. */
 static bool chained_launch(const cvc_entry *e)
 {
     const char *env = getenv("CONVCAT_PDL");
@@ -423,6 +424,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
         }
         pl->workspace_bytes = pl->pointer.workspace_bytes;
         pl->grid = pl->pointer.count ? (int)pl->pointer.l[0].grid : 0;
+        pl->chained = chained_launch(e);
         log_plan(cat, p, pl, picked);
         *out = pl;
         return CONVCAT_OK;
@@ -560,7 +562,8 @@ static convcat_status launch_helper(const cvc_driver *drv, void *kernel, const u
     return cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)kernel, args, NULL), what);
 }
 
-/* A gather or direct plan: its launches (dgrad: a stride phase each), then the reduction. */
+/* A gather or direct plan: its launches (dgrad: a stride phase each), then the reduction; chained
+ * (programmatic stream serialization) where the kernel waits for its predecessor (flag CHAINED). */
 static convcat_status run_pointer(const cvc_driver *drv, const convcat_plan *pl, const convcat_tensors *t,
                                   void *stream)
 {
@@ -585,8 +588,11 @@ static convcat_status run_pointer(const cvc_driver *drv, const convcat_plan *pl,
             d->y = out, d->c = c, d->bias = t->bias, d->workspace = (float *)t->workspace;
             d->alpha = t->alpha, d->beta = t->beta, d->activation = (int32_t)t->activation;
         }
+        CUlaunchAttribute chain = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                                   .value.programmaticStreamSerializationAllowed = 1};
         CUlaunchConfig cfg = {.gridDimX = l.grid, .gridDimY = 1, .gridDimZ = 1, .blockDimX = l.block,
-                              .blockDimY = 1, .blockDimZ = 1, .sharedMemBytes = l.smem, .hStream = (CUstream)stream};
+                              .blockDimY = 1, .blockDimZ = 1, .sharedMemBytes = l.smem, .hStream = (CUstream)stream,
+                              .attrs = &chain, .numAttrs = pl->chained ? 1 : 0};
         void *args[] = {&l.u};
         if (l.grid)
             st = cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
@@ -595,7 +601,7 @@ static convcat_status run_pointer(const cvc_driver *drv, const convcat_plan *pl,
         return st;
     const unsigned grid[3] = {pl->pointer.reduce_grid, 1, 1};
     void *rargs[] = {&l.u};   /* the last launch's parameters: its pointers, scalars and slices */
-    return launch_helper(drv, pl->helper, grid, 256, 1, rargs, stream, false, "split-K reduction");
+    return launch_helper(drv, pl->helper, grid, 256, 1, rargs, stream, pl->chained, "split-K reduction");
 }
 
 convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t, void *stream)
