@@ -907,6 +907,22 @@ static void test_plan_without_a_driver_is_no_driver(void)
     expect_no_driver(convcat_device_arch(NULL, NULL));
 }
 
+/* A probe that fails inside a call that goes on (the plan's cluster split-K falling back to the
+ * workspace) leaves convcat_last_error() as it was: it names the last failing call. */
+static void test_a_handled_probe_keeps_the_last_error(void)
+{
+    cvc_fail(CONVCAT_ERR_UNSUPPORTED, "the caller's own failure");
+    cvc_set_cuda_error(700);
+    cvc_error_state before;
+    cvc_error_save(&before);
+    cvc_fail(CONVCAT_ERR_NO_DEVICE, "no cluster of 8 CTAs fits");
+    cvc_set_cuda_error(1);
+    CU_ASSERT_STRING_EQUAL(convcat_last_error(), "no cluster of 8 CTAs fits");
+    cvc_error_restore(&before);
+    CU_ASSERT_STRING_EQUAL(convcat_last_error(), "the caller's own failure");
+    CU_ASSERT_EQUAL(convcat_last_cuda_error(), 700);
+}
+
 static void test_plan_arguments_are_checked_first(void)
 {
     const convcat_problem p = problem_2d();
@@ -950,6 +966,7 @@ int main(void)
         {"threads share a catalog and keep their own errors", test_threads_share_a_catalog_and_keep_their_own_errors},
         {"plan without a driver is NO_DRIVER", test_plan_without_a_driver_is_no_driver},
         {"plan arguments are checked first", test_plan_arguments_are_checked_first},
+        {"a handled probe keeps the last error", test_a_handled_probe_keeps_the_last_error},
         CU_TEST_INFO_NULL,
     };
     return unit_main("query", tests, setup, teardown);

@@ -21,6 +21,19 @@ void cvc_set_cuda_error(int result)
     last_cuda_error = result;
 }
 
+void cvc_error_save(cvc_error_state *s)
+{
+    _Static_assert(sizeof s->text == sizeof last_error, "cvc_error_state holds the whole message");
+    memcpy(s->text, last_error, sizeof last_error);
+    s->cuda = last_cuda_error;
+}
+
+void cvc_error_restore(const cvc_error_state *s)
+{
+    memcpy(last_error, s->text, sizeof last_error);
+    last_cuda_error = s->cuda;
+}
+
 void cvc_say(char *buf, size_t size, const char *fmt, ...)
 {
     if (!buf || size == 0)

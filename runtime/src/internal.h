@@ -32,6 +32,15 @@
 /* Record `fmt` as this thread's convcat_last_error() and return `status`. */
 convcat_status cvc_fail(convcat_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cvc_set_cuda_error(int result);
+/* This thread's last error, kept across a probe whose failure the calling function handles and
+ * goes on from (convcat_last_error() names the last failing call, not a probe inside one that
+ * succeeded). */
+typedef struct cvc_error_state {
+    char text[512];
+    int cuda;
+} cvc_error_state;
+void cvc_error_save(cvc_error_state *s);
+void cvc_error_restore(const cvc_error_state *s);
 /* snprintf into a caller's optional buffer. */
 void cvc_say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

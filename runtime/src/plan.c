@@ -440,8 +440,12 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     if (pl->params.cluster_splits) {   /* clusters of the slices, where the device can form them */
         int active = 0;
         pl->cluster = pl->params.splits;
+        cvc_error_state before;
+        cvc_error_save(&before);
         if (active_clusters(drv, pl, sms, pl->cluster, &active) != CONVCAT_OK) {
-            cvc_log("plan: %s: no cluster of %d CTAs fits; split-K through the workspace", e->key, pl->cluster);
+            cvc_log("plan: %s: no cluster of %d CTAs fits (%s); split-K through the workspace", e->key, pl->cluster,
+                    convcat_last_error());
+            cvc_error_restore(&before);   /* the plan goes on: not this call's failure */
             pl->cluster = 1;
             fill_params(e, &v, sms, false, &pl->params);
         }
