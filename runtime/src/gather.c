@@ -55,6 +55,12 @@ static const double TILE_SCALE[3] = {2.3, 2.0, 2.8};
  * ran 1.1-1.4x slower packed than one group a CTA where both fill their tiles; packed won where one
  * group leaves the tile's N or K mostly empty, as in their stride-2 dgrad's phases, 1.3-3.9x). */
 #define PACKED_KTILE_SCALE 1.5
+/* A K step's own work besides its loads and MMAs (the barrier, the next MN-major row table, the
+ * copies' commit and wait), which a deeper tile K spreads over more of K: with it the 7x7 C = 3
+ * stems' wgrad ranks the 64x32x64 tile, measured 1.25x faster than the 64x64x32 one (H100 and H200);
+ * bench/model_check.py on six candidate runs: wgrad pick / best 0.93-0.97 -> 0.98-1.00, the rest
+ * within 0.001. */
+#define KTILE_STEP_US 0.02
 #define SM_THREADS 2048
 #define SM_REGISTERS 65536
 #define SM_SMEM_BYTES (227 * 1024)
@@ -146,12 +152,13 @@ convcat_status cvc_gather_rules(const cvc_entry *e, const cvc_view *v, char *why
     return CONVCAT_OK;
 }
 
-/* Wgrad's split of the pixel reduction: enough slices to fill the machine twice, each at
- * least MIN_SPLIT_KTILES stages. */
+/* Wgrad's split of the pixel reduction: as many slices as fill the machine twice (4 CTAs an SM)
+ * and no more, each at least MIN_SPLIT_KTILES stages.  Rounding the slices up put a few CTAs past
+ * the 4 an SM (530 for 528 on 5 tiles), a round more for those SMs. */
 static void wgrad_split(const cvc_entry *e, const cvc_view *v, int sms, int tiles, int *splits, int *split_k)
 {
     const int64_t kt = cvc_ceil_div(v->pixels, e->k.tile_k);
-    int64_t s = cvc_ceil_div(2 * (int64_t)sms * 2, tiles > 0 ? tiles : 1);
+    int64_t s = 2 * (int64_t)sms * 2 / (tiles > 0 ? tiles : 1);
     if (s > kt / MIN_SPLIT_KTILES)
         s = kt / MIN_SPLIT_KTILES;
     if (s > 256)
@@ -315,7 +322,8 @@ static double launches_us(const cvc_entry *e, const cvc_view *v, int sms, const 
         const double load_us = ((double)k->tile_m * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_a * eb)) +
                                 b_share * k->tile_n * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_b * eb))) /
                                fmin(1.0, warps / LOAD_WARPS);
-        const double tile_us = (double)ktiles * fmax(mma_us, load_us) * (g->packed ? PACKED_KTILE_SCALE : 1.0) +
+        const double tile_us = (double)ktiles * (fmax(mma_us, load_us) * (g->packed ? PACKED_KTILE_SCALE : 1.0) +
+                                                 KTILE_STEP_US) +
                                TILE_FIXED_US;
         /* the SM's tiles one after the other at the rates, or its resident CTAs' K steps at the latency */
         const double rate_us = (double)cvc_ceil_div(ls->l[i].grid, sms) * tile_us * TILE_SCALE[k->op];
