@@ -553,17 +553,26 @@ static convcat_status encode_operand(const cvc_driver *drv, CUtensorMap *map, co
                           what);
 }
 
-/* A helper kernel of the entry (KEY_transpose, KEY_fill, KEY_reduce): no cluster, no dynamic smem;
- * `chained`: with programmatic stream serialization (sm90a KEY_reduce waits for the slices). */
-static convcat_status launch_helper(const cvc_driver *drv, void *kernel, const unsigned grid[3], unsigned block_x,
-                                    unsigned block_y, void **args, void *stream, bool chained, const char *what)
+/* A launch without clusters, `smem` bytes of dynamic shared memory; `chained`: with programmatic
+ * stream serialization (the kernel waits for its predecessor: flag CHAINED). */
+static convcat_status launch_flat(const cvc_driver *drv, void *kernel, const unsigned grid[3], unsigned block_x,
+                                  unsigned block_y, unsigned smem, void **args, void *stream, bool chained,
+                                  const char *what)
 {
     CUlaunchAttribute chain = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
                                .value.programmaticStreamSerializationAllowed = 1};
     CUlaunchConfig cfg = {.gridDimX = grid[0], .gridDimY = grid[1], .gridDimZ = grid[2], .blockDimX = block_x,
-                          .blockDimY = block_y, .blockDimZ = 1, .hStream = (CUstream)stream,
+                          .blockDimY = block_y, .blockDimZ = 1, .sharedMemBytes = smem, .hStream = (CUstream)stream,
                           .attrs = &chain, .numAttrs = chained ? 1 : 0};
     return cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)kernel, args, NULL), what);
+}
+
+/* A helper kernel of the entry (KEY_transpose, KEY_fill, KEY_reduce): no cluster, no dynamic smem;
+ * `chained` for sm90a KEY_reduce, which waits for the slices. */
+static convcat_status launch_helper(const cvc_driver *drv, void *kernel, const unsigned grid[3], unsigned block_x,
+                                    unsigned block_y, void **args, void *stream, bool chained, const char *what)
+{
+    return launch_flat(drv, kernel, grid, block_x, block_y, 0, args, stream, chained, what);
 }
 
 /* A gather or direct plan: its launches (dgrad: a stride phase each), then the reduction; chained
@@ -592,14 +601,10 @@ static convcat_status run_pointer(const cvc_driver *drv, const convcat_plan *pl,
             d->y = out, d->c = c, d->bias = t->bias, d->workspace = (float *)t->workspace;
             d->alpha = t->alpha, d->beta = t->beta, d->activation = (int32_t)t->activation;
         }
-        CUlaunchAttribute chain = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-                                   .value.programmaticStreamSerializationAllowed = 1};
-        CUlaunchConfig cfg = {.gridDimX = l.grid, .gridDimY = 1, .gridDimZ = 1, .blockDimX = l.block,
-                              .blockDimY = 1, .blockDimZ = 1, .sharedMemBytes = l.smem, .hStream = (CUstream)stream,
-                              .attrs = &chain, .numAttrs = pl->chained ? 1 : 0};
+        const unsigned grid[3] = {l.grid, 1, 1};
         void *args[] = {&l.u};
         if (l.grid)
-            st = cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
+            st = launch_flat(drv, pl->kernel, grid, l.block, 1, l.smem, args, stream, pl->chained, pl->e->key);
     }
     if (st != CONVCAT_OK || !pl->pointer.reduce_grid)
         return st;
