@@ -176,17 +176,11 @@ def packs_groups(key: space.Key) -> bool:
     return key.op == "dgrad" and space.ELEM_BYTES[key.a] == 2 and key.tile_n >= PACK_TILE_N
 
 
-def chained(key: space.Key) -> bool:
-    """sm_90a kernels wait for the stream's previous kernel (griddepcontrol) and are launched with
-    programmatic dependent launch, as the TMA family's; sm_100a ones have no wait yet."""
-    return key.arch == "sm90a"
-
-
 def capabilities(key: space.Key) -> dict:
     """The index fields the runtime's rules and planner read."""
     cfg = derive(key)
     flags = (("SPLITS_K", "GROUPED_SPLITS") + (("PACKS_GROUPS",) if packs_groups(key) else ()) +
-             (("CHAINED",) if chained(key) else ()))
+             (("CHAINED",) if space.chained(key) else ()))
     return dict(family="gather", flags=flags,
                 acc_regs=cfg.acc_regs, wg_n=cfg.wn, mma_n=8, c_align=1, k_align=1, max_stride=0,
                 groups_mode="any", vec_mask=sum(1 << (v.bit_length() - 1) for v in cfg.vecs),
@@ -227,4 +221,4 @@ def context(key: space.Key) -> dict:
                 elem_t="uint32_t" if eb == 4 else "uint16_t",
                 out_t={"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float"}[key.out],
                 in_t={"f16": "__half", "bf16": "__nv_bfloat16", "tf32": "float"}[key.a],
-                axes=list(range(3 - key.dims, 3)), chained=chained(key))
+                axes=list(range(3 - key.dims, 3)), chained=space.chained(key))

@@ -377,6 +377,13 @@ def pack_widths(key: Key) -> tuple:
     return widths
 
 
+def chained(key: Key) -> bool:
+    """Does the kernel wait for the stream's previous kernel (griddepcontrol) and launch with
+    programmatic dependent launch (flag CHAINED)?  sm_90a kernels of the TMA and gather families;
+    sm_100a ones have no wait yet."""
+    return key.arch == "sm90a"
+
+
 def splits_k(key: Key) -> bool:
     """Can this kernel split its K loop into slices (f32 partial sums + KEY_reduce)?
 
@@ -772,7 +779,7 @@ def _tma_capabilities(key: Key) -> dict:
         flags.append("GROUPED_SPLITS")
     if cluster_splits(key):
         flags.append("CLUSTER_SPLITS")
-    if sm90:
+    if chained(key):
         flags.append("CHAINED")
     out_align = 16 // ELEM_BYTES[key.out]
     mma_n = key.tile_m if swaps_operands(key) else cfg.wg_n
