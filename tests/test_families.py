@@ -118,6 +118,15 @@ class DirectRules(unittest.TestCase):
         self.assertEqual((caps["vec_mask"], caps["block_vec"], caps["block_strip"], caps["unit_taps"]),
                          (8, direct.STAGED_WGRAD_VEC, direct.STAGED_SEG, 0))
         self.assertIn("strip", reason(self.BASE.replace("_s1_", "_s2_").replace("4x16x64", "4x18x64")))
+        # sm90a's staged fprop and dgrad load a tile by TMA into unpadded pixels (flag TMA_TILE);
+        # sm100a's copy by cp.async into padded ones
+        tma = space.index_values(key("sm90a_fprop_2d_bf16_bf16_f32_bf16_8x16x32_s2_c1x1_direct"))
+        self.assertTrue(tma["flags"] & index.FLAG_BITS["TMA_TILE"])
+        self.assertEqual(tma["stage_pixel_bytes"], 64)
+        copy = space.index_values(key("sm100a_fprop_2d_bf16_bf16_f32_bf16_8x16x32_s2_c1x1_direct"))
+        self.assertFalse(copy["flags"] & index.FLAG_BITS["TMA_TILE"])
+        self.assertEqual(copy["stage_pixel_bytes"], 80)
+        self.assertFalse(space.index_values(key(staged_wgrad))["flags"] & index.FLAG_BITS["TMA_TILE"])
         self.assertIn("1x1 only", reason(self.BASE.replace("c1x1", "c1x2")))
         self.assertIn("types", reason(self.BASE.replace("bf16_bf16_f32_bf16", "bf16_bf16_f32_f32")))
 

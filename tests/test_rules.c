@@ -1643,25 +1643,43 @@ static void test_direct_staged_rules(void)
         if (e->k.op == CONVCAT_FPROP)
             REFUSE(*e, q, "filter width 3 at W stride 3");
     }
-    /* Two stages of the 8x16 block's input tile and the filter table in 113 KiB: 7x7 at stride 2 needs a
-     * 21 x 37 tile of 80-byte pixels, 2 x 62,208 bytes with the table: too many; at H stride 1, 14 rows. */
+    /* sm90a: the tile by one TMA copy, unpadded 64-byte pixels. Two stages of the 8x16 block's input
+     * tile and the filter table in 113 KiB: 7x7 at stride 2 needs a 21 x 37 tile, at H dilation 3 a
+     * 33 x 37 one, 2 x 78,208 bytes with the table: too many; at H stride 1, 14 rows. */
     convcat_problem p = unit_problem(CONVCAT_FPROP, 2, CONVCAT_BF16, CONVCAT_BF16);
     p.n = 2, p.h = p.w = 64, p.c = p.k = p.groups = 96, p.r = p.s = 7;
     p.stride[1] = 1, p.stride[2] = 2;
-    CU_ASSERT_EQUAL_FATAL(f.stage_pixel_bytes, 80);
+    CU_ASSERT_TRUE_FATAL(cvc_has(&f, CVC_F_TMA_TILE) && cvc_has(&d, CVC_F_TMA_TILE));
+    CU_ASSERT_EQUAL_FATAL(f.stage_pixel_bytes, 64);
     ACCEPT(f, p);
     p.stride[1] = 2;
+    ACCEPT(f, p);
+    p.dilation[1] = 3;
     REFUSE(f, p, "bytes of shared memory");
-    /* The launch: the tile's extents in the parameters, one wave of CTAs, runs covering every block. */
-    p.stride[1] = 1;
+    /* The launch: the tile's extents in the parameters and the input's map with the tile as its box,
+     * one wave of CTAs, runs covering every block. */
+    p.stride[1] = 1, p.dilation[1] = 1;
     cvc_launches ls;
     CU_ASSERT_EQUAL_FATAL(cvc_direct_launches(&f, unit_view(&p), 132, &ls), CONVCAT_OK);
     const cvc_direct_params *dp = &ls.l[0].u.d;
     CU_ASSERT_EQUAL(dp->tile_ext[1], 7 * 1 + 7);
     CU_ASSERT_EQUAL(dp->tile_ext[2], 15 * 2 + 7);
-    CU_ASSERT_EQUAL(ls.l[0].smem, 6272 + 2 * 41472);   /* 49 taps x 32 channels x 4 bytes; 14 x 37 x 80 to 128 bytes */
+    CU_ASSERT_EQUAL(ls.l[0].smem, 6272 + 2 * 33152);   /* 49 taps x 32 channels x 4 bytes; 14 x 37 x 64 to 128 bytes */
     CU_ASSERT_TRUE((int64_t)dp->slices * dp->blocks_per_slice >= (int64_t)p.n * dp->blocks[1] * dp->blocks[2]);
     CU_ASSERT_TRUE(ls.l[0].grid <= 132u * 32u);
+    const cvc_tiled_desc *m = &ls.l[0].map;   /* C x W x H x N, boxes of the tile's 32 channels */
+    CU_ASSERT_EQUAL(m->rank, 4);
+    CU_ASSERT_TRUE(m->dims[0] == 96 && m->dims[1] == 64 && m->dims[2] == 64 && m->dims[3] == 2);
+    CU_ASSERT_TRUE(m->strides[0] == 96 * 2 && m->strides[1] == 64 * 96 * 2 && m->strides[2] == 64 * 64 * 96 * 2);
+    CU_ASSERT_TRUE(m->box[0] == 32 && m->box[1] == 37 && m->box[2] == 14 && m->box[3] == 1);
+    free(ls.l);
+    /* 3x3 at unit stride: the tile's 18 columns become an odd row pitch of 19 (the kernel's quarter
+     * warps read consecutive rows: distinct bank groups). */
+    p.r = p.s = 3, p.stride[2] = 1;
+    CU_ASSERT_EQUAL_FATAL(cvc_direct_launches(&f, unit_view(&p), 132, &ls), CONVCAT_OK);
+    CU_ASSERT_EQUAL(ls.l[0].u.d.tile_ext[1], 10);
+    CU_ASSERT_EQUAL(ls.l[0].u.d.tile_ext[2], 19);
+    CU_ASSERT_EQUAL(ls.l[0].map.box[1], 19);
     free(ls.l);
     /* An output smaller than a block: the tile covers its 7 rows and its 7 columns in whole strips
      * of 4 (3x3 stride 2 on 14 x 14: 15 x 17 pixels, not the block's 17 x 33). */
@@ -1671,15 +1689,16 @@ static void test_direct_staged_rules(void)
     CU_ASSERT_EQUAL_FATAL(cvc_direct_launches(&f, unit_view(&p), 132, &ls), CONVCAT_OK);
     dp = &ls.l[0].u.d;
     CU_ASSERT_TRUE(dp->tile_ext[1] == 15 && dp->tile_ext[2] == 17);
-    CU_ASSERT_EQUAL(ls.l[0].smem, 1152 + 2 * 20480);   /* 9 taps x 32 x 4; 15 x 17 x 80 to 128 bytes */
+    CU_ASSERT_EQUAL(ls.l[0].smem, 1152 + 2 * 16384);   /* 9 taps x 32 x 4; 15 x 17 x 64 to 128 bytes */
     free(ls.l);
-    /* unit-stride dgrad, 5 x 5 dx on the 8 x 8 block: 5 + 2 rows, 2 strips + 2 columns */
+    /* unit-stride dgrad, 5 x 5 dx on the 8 x 8 block: 5 + 2 rows, 2 strips + 2 columns, and one for an
+     * odd pitch */
     convcat_problem q = unit_problem(CONVCAT_DGRAD, 2, CONVCAT_F16, CONVCAT_F16);
     q.n = 2, q.h = q.w = 5, q.c = q.k = q.groups = 96, q.r = q.s = 3;
     q.pad_lo[1] = q.pad_lo[2] = q.pad_hi[1] = q.pad_hi[2] = 1;
     ACCEPT(d, q);
     CU_ASSERT_EQUAL_FATAL(cvc_direct_launches(&d, unit_view(&q), 132, &ls), CONVCAT_OK);
-    CU_ASSERT_TRUE(ls.l[0].u.d.tile_ext[1] == 7 && ls.l[0].u.d.tile_ext[2] == 10);
+    CU_ASSERT_TRUE(ls.l[0].u.d.tile_ext[1] == 7 && ls.l[0].u.d.tile_ext[2] == 11);
     free(ls.l);
 }
 

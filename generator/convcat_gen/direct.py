@@ -28,7 +28,9 @@ channels of one filter, one dy channel times two x channels.
 Staged kernels (stages 2 or 3; fprop and unit-stride dgrad, 2D, one channel
 and one filter a group, whole 16-byte channel vectors) copy each block's
 input tile (its rows and columns with the filter's reach, zeros outside the
-image) into shared memory with cp.async, `stages` blocks in flight, so that a
+image) into shared memory, by one TMA copy a tile on sm_90a (TMA_TILE_ARCHES:
+flag TMA_TILE, the kernel's first parameter a tensor map of the input) and
+with cp.async elsewhere, `stages` blocks in flight, so that a
 CTA's loads of later blocks overlap its arithmetic on this one; each thread
 then sums a strip of STAGED_STRIP outputs from the tile, one filter row's
 taps in registers (templates/direct_staged.cu.j2).  Staged wgrad (depthwise, 2D) copies each
@@ -91,9 +93,16 @@ GROUP_ROWS = (3,)
 GROUP_ARCHES = ("sm90a",)     # sm100a builds spilled with them; the gather family takes those groups there
 # Staged kernels (stages > 1): input tiles copied into shared memory, this many blocks in flight.
 STAGED_STAGES = (2, 3)
-# ... and their __launch_bounds__: registers for this many threads an SM (3 stages keep more
-# state live: 512 spilled 4 bytes in bf16 fprop)
+# ... and their __launch_bounds__: registers for this many threads an SM (cp.async copies of 3
+# stages keep more state live: 512 spilled 4 bytes in bf16 fprop; a TMA copy keeps none, but 640
+# spilled too)
 STAGED_THREADS_PER_SM = {2: 512, 3: 384}
+TMA_TILE_THREADS_PER_SM = 512
+# Where staged fprop and dgrad load a block's tile by one TMA copy (zeros outside the image by the
+# copy engine): no address arithmetic or copy instructions in the threads, which bounded the 3x3
+# rows (each cp.async copy cost an SM about 1.4 cycles: runtime/src/direct.c).  Its tile is dense
+# (pixels of the block's channels, unpadded).
+TMA_TILE_ARCHES = ("sm90a",)
 STAGED_STRIP = 4              # outputs of one thread along W (a filter row's window streamed once)
 STAGED_ROWS = FAST            # filter rows (taps, W stride; dilation 1) they have compiled in, and take only
 STAGED_TAP_VECTORS = 3        # a filter row's taps in chunks of at most this many channel vectors of f32 registers
@@ -199,6 +208,11 @@ def staged(key: space.Key) -> bool:
     return key.stages > 1
 
 
+def tma_tile(key: space.Key) -> bool:
+    """Staged fprop and dgrad that load each block's input tile by TMA (flag TMA_TILE)."""
+    return staged(key) and key.op != "wgrad" and key.arch in TMA_TILE_ARCHES
+
+
 def strip_of(key: space.Key) -> int:
     """Outputs of one thread along W: STAGED_STRIP (staged), STRIP (fprop/dgrad)."""
     return STAGED_STRIP if staged(key) else STRIP
@@ -207,8 +221,11 @@ def strip_of(key: space.Key) -> int:
 def pixel_bytes(key: space.Key, lanes: int, strip: int) -> int:
     """A staged tile's pixel stride in shared memory: the block's channels padded by 0-48 bytes so
     that the 16-byte reads of a quarter warp (consecutive threads: the channel vectors of a pixel,
-    then strips `strip` pixels apart) fall in distinct bank groups where they can (W stride 1)."""
+    then strips `strip` pixels apart) fall in distinct bank groups where they can (W stride 1); a
+    TMA copy writes its box unpadded."""
     base = key.tile_k * space.ELEM_BYTES[key.a]
+    if tma_tile(key):
+        return base
 
     def conflicts(pix):
         worst = 0
@@ -250,7 +267,8 @@ def derive(key: space.Key) -> Config:
     threads = WGRAD_THREADS if key.op == "wgrad" else lanes * key.tile_m * (key.tile_n // strip)
     return Config(key=key, threads=threads, vec=v, strip=strip, lanes=lanes, smem_bytes=SMEM_BUDGET,
                   min_ctas=WGRAD_MIN_CTAS if key.op == "wgrad" else
-                  max(1, (STAGED_THREADS_PER_SM[key.stages] if staged(key) else MIN_THREADS_PER_SM) // threads),
+                  max(1, (TMA_TILE_THREADS_PER_SM if tma_tile(key) else STAGED_THREADS_PER_SM[key.stages]
+                          if staged(key) else MIN_THREADS_PER_SM) // threads),
                   pixel_bytes=pixel_bytes(key, lanes, strip) if staged(key) else 0)
 
 
@@ -327,7 +345,8 @@ def capabilities(key: space.Key) -> dict:
     from . import index
     cfg = derive(key)
     unstaged_wgrad = key.op == "wgrad" and not staged(key)
-    return dict(family="direct", flags=("SPLITS_K",) if key.op == "wgrad" else (), acc_regs=0, wg_n=0, mma_n=0,
+    return dict(family="direct", flags=("SPLITS_K",) if key.op == "wgrad" else ("TMA_TILE",) if tma_tile(key) else (),
+                acc_regs=0, wg_n=0, mma_n=0,
                 c_align=1, k_align=1, max_stride=0, groups_mode="depthwise",
                 group_c_mask=sum(1 << (c.bit_length() - 1) for c in group_widths(key)),
                 vec_mask=(1 << (copy_vec(key).bit_length() - 1) if staged(key) else
@@ -350,7 +369,7 @@ def context(key: space.Key) -> dict:
     if staged(key):
         return dict(key=key.name(), op=key.op, ab=key.a, t=t, eb=eb, bp=key.tile_m, bq=key.tile_n, bc=key.tile_k,
                     vec=cfg.vec, strip=cfg.strip, lanes=cfg.lanes, threads=cfg.threads, min_ctas=cfg.min_ctas,
-                    pix=cfg.pixel_bytes, stages=key.stages,
+                    pix=cfg.pixel_bytes, stages=key.stages, tma=tma_tile(key),
                     rows=staged_rows(cfg))
     fast = fast_rows(cfg.vec, FAST) if key.op != "wgrad" else []
     col = dict(rows=col_rows(key)) if col_rows(key) else None

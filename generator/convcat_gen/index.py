@@ -55,6 +55,8 @@ FLAGS = {
     "CLUSTER_SPLITS": "TMA wgrad (sm90a): split-K slices of one tile may run as one cluster of up to "
                       "CLUSTER_SPLITS_MAX CTAs that add their sums through distributed shared memory "
                       "(cvc_params.cluster_splits): no workspace, no KEY_reduce",
+    "TMA_TILE": "direct, staged fprop and dgrad: each block's input tile loads by one TMA copy; the kernel's first "
+                "parameter is a tensor map of the input (C x W x H x N, boxes of the tile: tile_ext)",
 }
 FLAG_BITS = {name: 1 << i for i, name in enumerate(FLAGS)}
 # Slices of a CLUSTER_SPLITS kernel's cluster, at most: the portable cluster size (the

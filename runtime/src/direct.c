@@ -70,6 +70,14 @@ static const double DEPTHWISE_OUT_US[3] = {9.5e-4, 2.52e-3, 6.4e-4};
 #define STAGED_STORE_US 4.1e-4
 #define STAGED_COPY_US 7.3e-4
 #define STAGED_BLOCK_US 7.4e-3
+/* ... and those of flag TMA_TILE (one TMA copy a tile, no copy instructions in the threads): the
+ * constants above scaled so that the model moves by the measured time ratio of each kernel and row
+ * (H100, the four staged tiles of the default catalog by TMA and by cp.async on the 88 depthwise
+ * fprop and unit-stride dgrad row x type pairs of networks.txt, bf16 and fp16: TMA 1.15-1.23x faster a
+ * tile; rms of the log 0.11); a tile's copy now costs an SM about 1.1 cycles a 16-byte vector. */
+#define STAGED_TMA_INSTR_US 3.8e-6
+#define STAGED_TMA_COPY_US 5.5e-4
+#define STAGED_TMA_BLOCK_US 3.7e-3
 /* Staged wgrad, per SM: microseconds a thread instruction, a 16-byte vector copied and a block (its dy
  * and x tile).  Least squares on the 26 depthwise wgrad rows of networks.txt (bf16 and fp16, every
  * staged wgrad kernel, H200; measured less the two launches and the workspace's traffic / model
@@ -146,7 +154,8 @@ static int staged_ctas_per_sm(const cvc_entry *e, int64_t smem)
         ctas = 2048 / e->threads;
     if (ctas > 32)
         ctas = 32;
-    const int64_t by_smem = (228 * 1024) / (smem + 1024);
+    /* a TMA_TILE kernel's mbarriers, 8 bytes a stage, are static shared memory */
+    const int64_t by_smem = (228 * 1024) / (smem + 1024 + (cvc_has(e, CVC_F_TMA_TILE) ? 8 * e->k.stages : 0));
     if (ctas > by_smem)
         ctas = (int)by_smem;
     return ctas < 1 ? 1 : ctas;
@@ -191,11 +200,36 @@ static void staged_tile(const cvc_entry *e, const shape *s, const cvc_view *v, i
     const int64_t out_cols = strips < e->k.tile_n ? strips : e->k.tile_n;
     *rows = (int)((out_rows - 1) * s->stride[1] + v->reach[1] + 1);
     *cols = (int)((out_cols - 1) * s->stride[2] + v->reach[2] + 1);
+    if (cvc_has(e, CVC_F_TMA_TILE))   /* an odd row pitch of the unpadded tile: the template's quarter warps read */
+        *cols |= 1;                     /* consecutive rows, which then fall in distinct bank groups */
 }
 
 static int64_t round128(int64_t b)
 {
     return (b + 127) / 128 * 128;
+}
+
+/* Staged kernels of flag TMA_TILE: `in` as their tile copy sees it, C x W x H x N (packed, channels
+ * innermost), boxes of the block's tile (staged_tile) and of the kernel's channels; zeros outside. */
+static void tile_map(const cvc_entry *e, const cvc_view *v, cvc_tiled_desc *m)
+{
+    shape s;
+    shape_of(e, v, &s);
+    int rows, cols;
+    staged_tile(e, &s, v, &rows, &cols);
+    memset(m, 0, sizeof *m);
+    m->rank = 4;
+    m->elem_bytes = v->a_bytes;
+    const uint64_t ext[4] = {(uint64_t)s.in_c, (uint64_t)s.in_ext[2], (uint64_t)s.in_ext[1],
+                             (uint64_t)v->p.n * (uint64_t)s.in_ext[0]};
+    const uint32_t box[4] = {(uint32_t)e->k.tile_k, (uint32_t)cols, (uint32_t)rows, 1};
+    uint64_t bytes = (uint64_t)v->a_bytes;
+    for (int i = 0; i < 4; ++i) {
+        m->dims[i] = ext[i], m->box[i] = box[i], m->elem_strides[i] = 1;
+        bytes *= ext[i];
+        if (i < 3)
+            m->strides[i] = bytes;
+    }
 }
 
 /* Staged wgrad's blocks: dy rows and segments of block_strip columns a block (at most the tile's,
@@ -317,6 +351,15 @@ convcat_status cvc_direct_rules(const cvc_entry *e, const cvc_view *v, char *why
             return CONVCAT_ERR_UNSUPPORTED;
         }
     }
+    if (cvc_has(e, CVC_F_TMA_TILE)) {
+        cvc_tiled_desc m;
+        tile_map(e, v, &m);
+        char tma_why[160];
+        if (!cvc_tiled_desc_valid(&m, tma_why, sizeof tma_why)) {
+            cvc_say(why, n, "input tile (TMA copy): %s", tma_why);
+            return CONVCAT_ERR_UNSUPPORTED;
+        }
+    }
     const int64_t smem = smem_of(e, v);
     if (smem > e->smem_bytes) {
         if (e->k.op != CONVCAT_WGRAD)
@@ -411,6 +454,8 @@ convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sm
     out->l[0].block = (unsigned)e->threads;
     out->l[0].smem = (unsigned)smem_of(e, v);
     out->l[0].u.d = d;
+    if (cvc_has(e, CVC_F_TMA_TILE))
+        tile_map(e, v, &out->l[0].map);
     return CONVCAT_OK;
 }
 
@@ -482,8 +527,10 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
         staged_tile(e, &s, v, &rows, &cols);
         const double block_count = outputs / ((double)e->k.tile_m * e->k.tile_n * e->k.tile_k);
         const double copies = block_count * rows * cols * (e->k.tile_k / vec_);
-        compute_us = (instr * STAGED_INSTR_US + vecs * STAGED_STORE_US + copies * STAGED_COPY_US +
-                      block_count * STAGED_BLOCK_US) / sms;
+        const bool tma = cvc_has(e, CVC_F_TMA_TILE);
+        compute_us = (instr * (tma ? STAGED_TMA_INSTR_US : STAGED_INSTR_US) + vecs * STAGED_STORE_US +
+                      copies * (tma ? STAGED_TMA_COPY_US : STAGED_COPY_US) +
+                      block_count * (tma ? STAGED_TMA_BLOCK_US : STAGED_BLOCK_US)) / sms;
     } else {
         /* unit-stride dgrad of groups of c > 1 runs fprop's code on the filter turned around (and ran
          * at fprop's rate: ResNeXt's c = 8 layers, H200), where COMPUTE_SCALE's dgrad figure is of

@@ -335,6 +335,7 @@ typedef struct cvc_launch {
         cvc_gather_params g;
         cvc_direct_params d;
     } u;
+    cvc_tiled_desc map;   /* direct kernels of flag TMA_TILE: their input's tensor map (the kernel's first parameter) */
 } cvc_launch;
 
 /* The launches of a plan (dgrad: one per stride phase), without pointers and scalars;

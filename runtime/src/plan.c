@@ -602,8 +602,14 @@ static convcat_status run_pointer(const cvc_driver *drv, const convcat_plan *pl,
             d->alpha = t->alpha, d->beta = t->beta, d->activation = (int32_t)t->activation;
         }
         const unsigned grid[3] = {l.grid, 1, 1};
-        void *args[] = {&l.u};
-        if (l.grid)
+        CUtensorMap map;
+        void *args[] = {&l.u, NULL};
+        if (cvc_has(pl->e, CVC_F_TMA_TILE)) {   /* the input tile's map comes first */
+            st = encode_tiled(drv, &map, pl->problem.a_type, &l.map, l.u.d.in, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                              "cuTensorMapEncode (input tile)");
+            args[0] = &map, args[1] = &l.u;
+        }
+        if (l.grid && st == CONVCAT_OK)
             st = launch_flat(drv, pl->kernel, grid, l.block, 1, l.smem, args, stream, pl->chained, pl->e->key);
     }
     if (st != CONVCAT_OK || !pl->pointer.reduce_grid)

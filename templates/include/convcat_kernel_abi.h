@@ -51,6 +51,10 @@
  * one tile's split-K slices, which add their sums through distributed shared memory); the
  * kernels compiled with it read it where an older runtime's block would end.
  *
+ * ABI 16: direct kernels of flag TMA_TILE (sm90a staged fprop and dgrad) take the input's tensor map
+ * first, KEY(const __grid_constant__ cvc_tmap tmap_in, const __grid_constant__ cvc_direct_params p);
+ * a runtime of ABI 15 would pass the parameter block alone.
+ *
  * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) take two more
  * parameters after p, the A and B maps of the fallback cluster shape
  * (const __grid_constant__ CUtensorMap tmap_a_fb, tmap_b_fb), read when the
@@ -63,7 +67,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 15
+#define CONVCAT_KERNEL_ABI 16
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
