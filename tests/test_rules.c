@@ -1656,6 +1656,10 @@ static void test_direct_staged_rules(void)
     ACCEPT(f, p);
     p.dilation[1] = 3;
     REFUSE(f, p, "bytes of shared memory");
+    /* A tile of more than 256 rows is past a TMA box: refused by that rule first. */
+    convcat_problem tall = p;
+    tall.h = 400, tall.r = 7, tall.stride[1] = 1, tall.dilation[1] = 50;   /* 7 + 300 + 1 rows */
+    REFUSE(f, tall, "input tile (TMA copy): box extent 308 of dimension 2 is outside 1..256");
     /* The launch: the tile's extents in the parameters and the input's map with the tile as its box,
      * one wave of CTAs, runs covering every block. */
     p.stride[1] = 1, p.dilation[1] = 1;
