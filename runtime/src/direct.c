@@ -223,13 +223,9 @@ static void tile_map(const cvc_entry *e, const cvc_view *v, cvc_tiled_desc *m)
     const uint64_t ext[4] = {(uint64_t)s.in_c, (uint64_t)s.in_ext[2], (uint64_t)s.in_ext[1],
                              (uint64_t)v->p.n * (uint64_t)s.in_ext[0]};
     const uint32_t box[4] = {(uint32_t)e->k.tile_k, (uint32_t)cols, (uint32_t)rows, 1};
-    uint64_t bytes = (uint64_t)v->a_bytes;
-    for (int i = 0; i < 4; ++i) {
-        m->dims[i] = ext[i], m->box[i] = box[i], m->elem_strides[i] = 1;
-        bytes *= ext[i];
-        if (i < 3)
-            m->strides[i] = bytes;
-    }
+    cvc_packed_layout(m->rank, m->elem_bytes, ext, m->dims, m->strides);
+    for (int i = 0; i < 4; ++i)
+        m->box[i] = box[i], m->elem_strides[i] = 1;
 }
 
 /* Staged wgrad's blocks: dy rows and segments of block_strip columns a block (at most the tile's,

@@ -301,6 +301,8 @@ void cvc_tma_dgrad_a(const cvc_entry *e, const cvc_view *v, const cvc_dgrad_phas
  * (GEMM N, GEMM M) tensor, wgrad dw as 3D (C, T*R*S, K) or, with split-K,
  * the f32 workspace as 4D (C, T*R*S, K, splits); boxes of the entry's output box. */
 void cvc_tma_output(const cvc_entry *e, const cvc_view *v, int splits, cvc_tiled_desc *y);
+/* The dims and byte strides of a packed channel-innermost tensor of extents `ext`, innermost first. */
+void cvc_packed_layout(int rank, int elem_bytes, const uint64_t *ext, uint64_t *dims, uint64_t *strides);
 /* Every TMA limit, with a reason for the first one broken. */
 bool cvc_im2col_desc_valid(const cvc_im2col_desc *d, char *why, size_t why_size);
 bool cvc_tiled_desc_valid(const cvc_tiled_desc *d, char *why, size_t why_size);

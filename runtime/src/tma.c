@@ -12,8 +12,7 @@
 #define TWO32 (UINT64_C(1) << 32)
 #define TWO40 (UINT64_C(1) << 40)
 
-/* Fill dims/strides of a packed channel-innermost tensor: extents innermost first. */
-static void packed(int rank, int elem_bytes, const uint64_t *ext, uint64_t *dims, uint64_t *strides)
+void cvc_packed_layout(int rank, int elem_bytes, const uint64_t *ext, uint64_t *dims, uint64_t *strides)
 {
     uint64_t bytes = (uint64_t)elem_bytes;
     for (int i = 0; i < rank; ++i) {
@@ -47,14 +46,14 @@ static void im2col(const convcat_problem *p, int elem_bytes, int channels, const
     }
     e[sp + 1] = (uint64_t)p->n;
     a->elem_strides[sp + 1] = 1;
-    packed(a->rank, a->elem_bytes, e, a->dims, a->strides);
+    cvc_packed_layout(a->rank, a->elem_bytes, e, a->dims, a->strides);
 }
 
 static void tiled(int rank, int elem_bytes, const uint64_t *ext, uint32_t box_inner, uint32_t box_outer, int swizzle,
                   cvc_tiled_desc *t)
 {
     *t = (cvc_tiled_desc){.rank = rank, .elem_bytes = elem_bytes, .swizzle_bytes = swizzle};
-    packed(rank, elem_bytes, ext, t->dims, t->strides);
+    cvc_packed_layout(rank, elem_bytes, ext, t->dims, t->strides);
     for (int i = 0; i < rank; ++i)
         t->box[i] = t->elem_strides[i] = 1;
     t->box[0] = box_inner;
