@@ -347,6 +347,25 @@ static void test_small_errors_everywhere_fail(void)
     }
 }
 
+/* An f16 output in the subnormals, rounded before its activation and after: a fully padded window
+ * (ref = mag = 0) with v = beta * c = 7.6e-7 and GELU, as an sm90a kernel gave it (y 4.17e-7 for
+ * e = gelu(v) = 3.80e-7: 0.625 of a subnormal step off, rounded twice).  It passes; an output two
+ * steps off fails. */
+static void test_subnormal_roundings(void)
+{
+    const cvc_ref_bounds b = cvc_ref_bounds_for(CONVCAT_F16, CONVCAT_F16, CONVCAT_F16, 520, CONVCAT_ACT_GELU, 1);
+    CU_ASSERT_DOUBLE_EQUAL(b.epi_tiny, 2 * ldexp(1, -25), 0);
+    CU_ASSERT_DOUBLE_EQUAL(cvc_ref_bounds_for(CONVCAT_F16, CONVCAT_F16, CONVCAT_F16, 520, 0, 0).epi_tiny, 0, 0);
+    const float v = 7.59959221e-07f, e = 3.79979838e-07f, step = ldexpf(1, -24);
+    cvc_ref_sums s = {0};
+    cvc_ref_check_one(&b, 4.17232513e-07f, e, v, 1.0f, 0.0f, 0.0f, 0.0f, fabs((double)v), &s);
+    CU_ASSERT_EQUAL(s.outliers, 0);
+    CU_ASSERT_TRUE(s.worst > 0.2 && s.worst < 1.0);
+    cvc_ref_sums t = {0};
+    cvc_ref_check_one(&b, e + 2 * step, e, v, 1.0f, 0.0f, 0.0f, 0.0f, fabs((double)v), &t);
+    CU_ASSERT_EQUAL(t.outliers, 1);
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -355,6 +374,7 @@ int main(void)
         {"correct outputs pass", test_correct_outputs_pass},
         {"one wrong element fails", test_one_wrong_element_fails},
         {"small errors everywhere fail", test_small_errors_everywhere_fail},
+        {"subnormal outputs rounded twice pass", test_subnormal_roundings},
         CU_TEST_INFO_NULL,
     };
     return unit_main("verify", tests, NULL, NULL);

@@ -44,11 +44,11 @@ typedef struct cvc_ref_conv {
  *
  * element-wise, every finite output must satisfy
  *
- *   |y - e| <= B = (1 + u_out) (L (conv_elem M + epi P) + act (|v| + |e|)) + u_out |e| + tiny_out
+ *   |y - e| <= B = (1 + u_out) (L (conv_elem M + epi P + epi_tiny) + act (|v| + |e|)) + u_out |e| + tiny_out
  *
  * and norm-wise, over the finite outputs,
  *
- *   ||y - e|| <= (1 + u_out) ||L (conv_norm S + epi P) + act (|v| + |e|)|| + u_out ||e|| + tiny_out sqrt(count)
+ *   ||y - e|| <= (1 + u_out) ||L (conv_norm S + epi P + epi_tiny) + act (|v| + |e|)|| + u_out ||e|| + tiny_out sqrt(count)
  *
  * The element bound is a worst case (it catches one wrong element: a NaN, a stray value); the
  * norm bound is the size the rounding errors of random data add up to, with a wide margin,
@@ -81,7 +81,11 @@ typedef struct cvc_ref_conv {
  *   value of scattered and grouped rows; the swap and halo epilogues store alpha * acc +
  *   bias, add beta * c to it and store again, then apply the activation and store a third
  *   time.  epi = 8 u32 + u_out with one of the two, + 2 u_out with both, 8 u32 with neither
- *   (ReLU of a rounded value is the rounded ReLU).  The activation's error passes through
+ *   (ReLU of a rounded value is the rounded ReLU).  Each of those roundings may also land in
+ *   the output type's subnormals, off by up to tiny_out whatever the value (f16: 2^-25):
+ *   epi_tiny = tiny_out a rounding.  (Seen: an f16 output of a fully padded window, v = beta c =
+ *   7.6e-7, rounded before its GELU and after, 3.7e-8 off where the bound without it was 3.1e-8.)
+ *   The activation's error passes through
  *   its slope L (relu 1, gelu 1.13, silu 1.10); evaluating it costs at most a few ulps of
  *   erff or __expf (2 + 1.2 |v| ulps; past |v| = 50 the result saturates or underflows):
  *   act = 64 u32 with gelu and silu, 0 with relu or none.
@@ -103,6 +107,7 @@ typedef struct cvc_ref_bounds {
     double conv_elem;   /* element-wise coefficient of M */
     double conv_norm;   /* norm-wise coefficient of S */
     double epi;         /* coefficient of P: the epilogue's f32 arithmetic */
+    double epi_tiny;    /* the epilogue's roundings to the output type below its normal range */
     double act;         /* coefficient of |v| + |e|: evaluating the activation */
     double slope;       /* L: the activation's largest slope */
     double u_out;       /* the output type's unit roundoff */
@@ -141,7 +146,9 @@ static inline cvc_ref_bounds cvc_ref_bounds_for(int a_type, int b_type, int out_
     case CVC_REF_BF16: b.u_out = ldexp(1.0, -8), b.tiny_out = ldexp(1.0, -134); break;
     default: b.u_out = ldexp(1.0, -24), b.tiny_out = ldexp(1.0, -150);
     }
-    b.epi = 8.0 * u32 + ((b.act > 0 || with_c) + (b.act > 0 && with_c)) * b.u_out;
+    const int roundings = (b.act > 0 || with_c) + (b.act > 0 && with_c);   /* before the last one */
+    b.epi = 8.0 * u32 + roundings * b.u_out;
+    b.epi_tiny = roundings * b.tiny_out;
     return b;
 }
 
@@ -156,9 +163,9 @@ CVC_REF_HD static inline void cvc_ref_check_one(const cvc_ref_bounds *b, float y
     }
     const double a = fabs((double)alpha), m = a * mag, sn = a * sqrt((double)sq + (double)ref * ref);
     const double act = b->act * (fabs((double)v) + fabs((double)e));
-    const double elem = (1.0 + b->u_out) * (b->slope * (b->conv_elem * m + b->epi * p) + act) +
+    const double elem = (1.0 + b->u_out) * (b->slope * (b->conv_elem * m + b->epi * p + b->epi_tiny) + act) +
                         b->u_out * fabs((double)e) + b->tiny_out;
-    const double norm = b->slope * (b->conv_norm * sn + b->epi * p) + act;
+    const double norm = b->slope * (b->conv_norm * sn + b->epi * p + b->epi_tiny) + act;
     const double d = fabs((double)y - (double)e);
     s->err2 += d * d;
     s->ref2 += (double)e * e;
