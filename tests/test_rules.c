@@ -198,7 +198,7 @@ static void test_cluster_splits(void)
     const cvc_params k = {.cluster_tiles_m = 1, .cluster_tiles_n = 7, .splits = s.splits, .cluster_splits = 1};
     CU_ASSERT_EQUAL(cvc_grid_for(&k, 16, s.splits), 7 * s.splits);   /* every tile's slices */
     convcat_problem g = p;
-    g.groups = 2, g.c = g.k = 128;   /* grouped wgrad: whole tiles, KEY_reduce's diagonal blocks */
+    g.groups = 2, g.c = g.k = 128;   /* grouped wgrad: through the workspace, KEY_reduce */
     CU_ASSERT_FALSE(cvc_split_for(&w, unit_view(&g), 132, true).cluster);
     setenv("CONVCAT_CLUSTER_SPLITS", "0", 1);
     CU_ASSERT_FALSE(cvc_split_for(&w, v, 132, true).cluster);
@@ -564,8 +564,9 @@ static int run_group_cases(const group_case *cases, size_t count)
         ok += 1;
         if (p.groups == 1)
             continue;
-        /* A grouped plan is one tile per tap; split only where the kernel says (sm90a), its
-         * slices whole (C, T*R*S, K) f32 tiles, every group's channels. */
+        /* A grouped plan is one tile per tap; split only where the kernel says (sm90a), each
+         * slice the diagonal blocks' f32 sums in dw's layout, (c, T*R*S, K), and so is the
+         * workspace's tensor map (its box no wider than c). */
         const cvc_view *v = unit_view(&p);
         CU_ASSERT_EQUAL(e.groups_mode, CVC_GROUPS_DIAGONAL);
         CU_ASSERT_EQUAL(cvc_tiles_n(&e, v), v->taps);
@@ -577,7 +578,14 @@ static int run_group_cases(const group_case *cases, size_t count)
         if (!cvc_has(&e, CVC_F_GROUPED_SPLITS))
             CU_ASSERT_EQUAL(splits, 1);
         CU_ASSERT_EQUAL(cvc_workspace_bytes(v, splits),
-                        splits > 1 ? (size_t)splits * p.k * v->taps * p.c * sizeof(float) : 0);
+                        splits > 1 ? (size_t)splits * p.k * v->taps * (p.c / p.groups) * sizeof(float) : 0);
+        if (splits > 1) {
+            cvc_tiled_desc y;
+            cvc_tma_output(&e, v, splits, &y);
+            CU_ASSERT_TRUE(y.rank == 4 && y.dims[0] == (uint64_t)(p.c / p.groups) && y.dims[1] == (uint64_t)v->taps &&
+                           y.dims[2] == (uint64_t)p.k && y.dims[3] == (uint64_t)splits);
+            CU_ASSERT_TRUE(y.box[0] <= (uint32_t)(p.c / p.groups));
+        }
     }
     return ok;
 }

@@ -334,13 +334,13 @@ static void test_wgrad_3d_descriptors(void)
     ASSERT_U64S(y.strides, 16, 16 * 27);
     ASSERT_U64S(y.box, 8, 1, 64);
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
-    /* Its split-K slices hold whole f32 tiles over all channels: (C, T*R*S, K, splits). */
+    /* Its split-K slices hold the diagonal blocks' f32 sums in dw's layout: (c, T*R*S, K, splits). */
     cvc_tma_output(&e, unit_view(&q), 3, &y);
     CU_ASSERT_EQUAL(y.rank, 4);
     CU_ASSERT_EQUAL(y.elem_bytes, 4);
-    ASSERT_U64S(y.dims, 128, 27, 128, 3);
-    ASSERT_U64S(y.strides, 128 * 4, 128 * 4 * 27, 128 * 4 * 27 * 128);
-    ASSERT_U64S(y.box, 32, 1, 64, 1);
+    ASSERT_U64S(y.dims, 8, 27, 128, 3);
+    ASSERT_U64S(y.strides, 8 * 4, 8 * 4 * 27, 8 * 4 * 27 * 128);
+    ASSERT_U64S(y.box, 8, 1, 64, 1);
     CU_ASSERT_TRUE(cvc_tiled_desc_valid(&y, NULL, 0));
     q.groups = 2;   /* c = 64: a whole 128-byte box */
     cvc_tma_output(&e, unit_view(&q), 1, &y);

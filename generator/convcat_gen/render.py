@@ -187,7 +187,7 @@ def sm90a_context(key: space.Key) -> dict:
                            col="col_tile" if op == "wgrad" else "tile.n * BN + wg_n0",
                            tap="tap" if op == "wgrad" else "0", scatter=", smem, strided" if scatter else ""),
         # the epilogue's helpers (common/) and the swapped epilogue (sm90a/epilogue_swap.j2)
-        fast_div=True, chained=True, reduce_bias_act=True, reduce_grouped=grouped, fill_warp_rows=True,
+        fast_div=True, chained=True, reduce_bias_act=True, fill_warp_rows=True,
         swapped=dict(chunk_params="int img, int h0, int w0" if halo else "int row0",
                      chunk_args="blk.img, h0, blk.w0" if halo else "row_tile + 64 * cc",
                      dst="epi + *buf * Y_CHUNK" if halo else "epi",

@@ -379,7 +379,7 @@ def context(key: space.Key) -> dict:
                       (", tx, ty, sh" if dynamic else "")),
         mma_issuer="(rank & 1) == 0 && cvc_elect_one()" if pair else "cvc_elect_one()",
         dynamic_shape_param=", shape_t sh" if dynamic else "", dynamic_shape_arg=", sh" if dynamic else "",
-        fast_div=False, chained=False, reduce_bias_act=False, reduce_grouped=False, fill_warp_rows=False,
+        fast_div=False, chained=False, reduce_bias_act=False, fill_warp_rows=False,
         **parts.output(key), **parts.smem_map(cfg))
 
 

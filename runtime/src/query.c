@@ -229,8 +229,8 @@ cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool all
     double stage_us, fixed_us, once_us;
     tile_costs(e, v, true, &stage_us, &fixed_us);
     tile_costs(e, v, !b_once(e, v), &once_us, &fixed_us);   /* unsplit: B maybe loaded once a slot */
-    /* Grouped problems split only where the kernel says so (sm90a): its slices store whole
-     * tiles and KEY_reduce adds the diagonal blocks. */
+    /* Grouped problems split only where the kernel says so (sm90a): its slices store the
+     * diagonal blocks, dw's layout, and KEY_reduce adds them. */
     const bool splits = cvc_has(e, CVC_F_SPLITS_K) && (v->p.groups == 1 || cvc_has(e, CVC_F_GROUPED_SPLITS));
     cvc_split best = {0};
     double best_us = INFINITY;

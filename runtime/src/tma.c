@@ -254,9 +254,9 @@ void cvc_tma_output(const cvc_entry *e, const cvc_view *v, int splits, cvc_tiled
     if (e->k.op == CONVCAT_WGRAD) {   /* (C, taps, K[, splits]): a box is one tap (and one slice) deep */
         const bool partial = splits > 1;
         const bool flat = cvc_wgrad_flat(e, v);   /* (T*R*S*C, 1, K[, splits]) */
-        /* Grouped: dw is (c, taps, K).  The kernel stores its diagonal blocks itself (no TMA); the
-         * map stays valid, its box no wider than c.  Its split-K slices are whole tiles, (C, taps, K). */
-        const int64_t cg = partial ? p->c : v->cg;
+        /* Grouped: dw is (c, taps, K), and so is each split-K slice.  The kernel stores its diagonal
+         * blocks itself (no TMA); the map stays valid, its box no wider than c. */
+        const int64_t cg = v->cg;
         const uint64_t ext[4] = {(uint64_t)(flat ? g->n : cg), (uint64_t)(flat ? 1 : v->taps), (uint64_t)g->m,
                                  (uint64_t)splits};
         const uint32_t box = (uint32_t)(partial ? e->swizzle_bytes / 4 : e->y_box_cols);
@@ -360,7 +360,7 @@ void cvc_phase_params(const cvc_entry *e, const cvc_view *v, const cvc_dgrad_pha
 size_t cvc_workspace_bytes(const cvc_view *v, int splits)
 {
     const convcat_problem *p = &v->p;
-    const size_t n = p->op == CONVCAT_WGRAD && p->groups > 1 ? (size_t)v->taps * (size_t)p->c : (size_t)v->gemm.n;
+    const size_t n = p->op == CONVCAT_WGRAD && p->groups > 1 ? (size_t)v->taps * (size_t)v->cg : (size_t)v->gemm.n;
     return splits > 1 ? (size_t)splits * (size_t)v->gemm.m * n * sizeof(float) : 0;
 }
 

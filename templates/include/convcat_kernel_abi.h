@@ -67,7 +67,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 16
+#define CONVCAT_KERNEL_ABI 17
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
@@ -87,7 +87,7 @@ typedef struct cvc_params {
     void *y;                 /* output (stored through tmap_y), for residual reads and the wgrad reduction */
     const void *c;           /* residual added as beta*C (same layout as y), NULL when beta == 0 */
     const void *bias;        /* per output channel, the output's type; NULL: none (fprop only) */
-    float *workspace;        /* wgrad split-K partial sums, [splits][K][T*R*S][C] f32; NULL if splits == 1 */
+    float *workspace;        /* wgrad split-K partial sums, [splits][K][T*R*S][C] f32 (grouped: [c]); NULL if splits == 1 */
     int64_t ldy;             /* elements between consecutive GEMM rows of y and C */
     float alpha, beta;
     int32_t gemm_m;          /* fprop: N*Z*P*Q; dgrad: N*D*H*W; wgrad: K */
