@@ -19,6 +19,7 @@ static size_t total;        /* entries in the catalog */
 static size_t total_2d;     /* of them, 2D bf16 -> bf16 fprop but depthwise and grouped (the problem_2d() runners) */
 static size_t grouped_2d;   /* 2D bf16 -> bf16 fprop of schedule grouped (grouped problems only) */
 static size_t gather_2d;    /* of those, gather kernels (any channels and groups) */
+static size_t tile_2d;      /* 2D bf16 -> bf16 fprop input-tile kernels (C <= 4) */
 static size_t tma_2d;       /* ... and TMA ones */
 static size_t arch_total[3], arch_2d[3];   /* the same, per convcat_arch */
 
@@ -29,10 +30,10 @@ static bool bf16_fprop_2d(const cvc_entry *e)
     return k->op == CONVCAT_FPROP && k->dims == 2 && k->a == CONVCAT_BF16 && k->out == CONVCAT_BF16;
 }
 
-/* ... of `family` (0: any but direct), not of schedule grouped. */
+/* ... of `family` (0: any but direct), not of schedule grouped nor an input-tile kernel (C <= 4). */
 static bool fprop_2d(const cvc_entry *e, int family)
 {
-    return bf16_fprop_2d(e) && e->k.schedule != CONVCAT_GROUPED &&
+    return bf16_fprop_2d(e) && e->k.schedule != CONVCAT_GROUPED && !cvc_has(e, CVC_F_INPUT_TILE) &&
            (family ? e->family == family : e->family != CVC_FAMILY_DIRECT);
 }
 
@@ -55,6 +56,7 @@ static int setup(void)
         gather_2d += fprop_2d(e, CVC_FAMILY_GATHER);
         tma_2d += fprop_2d(e, CVC_FAMILY_TMA);
         grouped_2d += bf16_fprop_2d(e) && e->k.schedule == CONVCAT_GROUPED;
+        tile_2d += bf16_fprop_2d(e) && cvc_has(e, CVC_F_INPUT_TILE);
         arch_total[e->k.arch]++;
         arch_2d[e->k.arch] += fprop_2d(e, 0);
     }
@@ -156,10 +158,12 @@ static void test_runnable_rows_first_fastest_first(void)
     CU_ASSERT_EQUAL(count, total);
     CU_ASSERT_EQUAL(ok, total_2d);
     check_rows(&p, rows, count, ok, 0);
-    /* The others say why: their op, dims or data types, or (depthwise and grouped kernels) the groups. */
+    /* The others say why: their op, dims or data types, (depthwise and grouped kernels) the groups, or
+     * (input-tile kernels) the channels. */
     for (size_t i = ok; i < count; ++i)
         CU_ASSERT_TRUE(strstr(rows[i].reason, "problem is 2D") || strstr(rows[i].reason, "kernel takes") ||
                        strstr(rows[i].reason, "kernel computes") ||
+                       strstr(rows[i].reason, "this kernel stages input pixels of at most") ||
                        strstr(rows[i].reason, "a depthwise kernel takes one channel per group") ||
                        strstr(rows[i].reason, "this kernel runs grouped problems"));
     /* The closest refusals come first: those of the 2D bf16 fprop kernels (depthwise, grouped). */
@@ -286,10 +290,12 @@ static void test_resnet_stem_query(void)
     UNIT_ASSERT_STATUS(convcat_query(cat, &p, CONVCAT_ARCH_ANY, 0, rows, MAX_ROWS, &count, &ok), CONVCAT_OK);
     CU_ASSERT_EQUAL(count, total);
     CU_ASSERT_TRUE(ok >= 1);
-    CU_ASSERT_EQUAL(ok, gather_2d);
+    CU_ASSERT_EQUAL(ok, gather_2d + tile_2d);
     check_rows(&p, rows, count, ok, 0);
     for (size_t i = 0; i < ok; ++i)
         CU_ASSERT_EQUAL(cat->entries[rows[i].index].family, CVC_FAMILY_GATHER);
+    /* an input-tile kernel ranks first where the catalog has one */
+    CU_ASSERT_EQUAL(cvc_has(&cat->entries[rows[0].index], CVC_F_INPUT_TILE), tile_2d > 0);
     CU_ASSERT_FATAL(ok < count);
     UNIT_ASSERT_MENTIONS(rows[ok].reason, "C = 3: channels must be a multiple of 8");
     /* Types that a 2D fprop TMA kernel takes and no gather kernel does: nothing runs the stem, and
@@ -400,7 +406,7 @@ static void test_grouped_wgrad_query(void)
      * filters a group: whole tile columns of 64 and 128). */
     p = problem_2d();
     p.groups = 2;
-    CU_ASSERT_EQUAL(refusals_saying(&p, "groups = 2: this kernel takes groups = 1", &ok), tma_2d);
+    CU_ASSERT_EQUAL(refusals_saying(&p, "groups = 2: this kernel takes groups = 1", &ok), tma_2d + tile_2d);
     CU_ASSERT_EQUAL(ok, gather_2d + grouped_2d);
 }
 
@@ -418,6 +424,8 @@ static convcat_problem problem_for(const cvc_entry *e, int n)
         p.k = p.c;
     if (e->k.schedule == CONVCAT_GROUPED)   /* grouped problems only: 64 channels, 128 filters a group */
         p.groups = 2;
+    if (cvc_has(e, CVC_F_INPUT_TILE))   /* at most 4 channels */
+        p.c = 3;
     return p;
 }
 

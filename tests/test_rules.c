@@ -2166,7 +2166,8 @@ static void test_folds_on_the_real_catalog(void)
 /* convcat_check on every entry of the built catalog: its base problem (depthwise for a direct
  * kernel, two groups for a grouped one) runs; C = 6 (6 a group) is refused by a TMA kernel (no 16-byte row of any type) and by a staged direct
  * one (whole 16-byte vectors) and run by a gather one; another direct kernel takes C = 6 as groups =
- * C = 6 and refuses groups = 2 (3 channels a group). */
+ * C = 6 and refuses groups = 2 (3 channels a group).  An input-tile gather kernel (one stage) takes C = 3
+ * as its base problem and refuses C = 6 (more channels than its tile pixel). */
 static void test_check_on_the_real_catalog(void)
 {
     convcat_catalog *cat = real_catalog();
@@ -2185,11 +2186,19 @@ static void test_check_on_the_real_catalog(void)
             p.groups = p.c;
         if (grouped)   /* two groups of tile N filters and channels */
             p.groups = 2, p.c = p.k = 2 * e.tile_n;
+        const bool input_tile = e.family == CONVCAT_FAMILY_GATHER && e.stages == 1;
+        if (input_tile)
+            p.c = 3;
         char why[192] = "";
         UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_OK);
         CU_ASSERT_STRING_EQUAL(why, "ok");
         UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, NULL, 0), CONVCAT_OK);
         p.c = grouped ? 12 : 6;   /* not a 16-byte row for any input type (tf32 needs multiples of 4) */
+        if (input_tile) {
+            UNIT_ASSERT_STATUS(convcat_check(cat, i, &p, why, sizeof why), CONVCAT_ERR_UNSUPPORTED);
+            UNIT_ASSERT_MENTIONS(why, "C = 6 channels: this kernel stages input pixels of at most");
+            continue;
+        }
         if (direct)
             p.k = p.groups = 6;
         why[0] = '\0';
@@ -2269,6 +2278,57 @@ static void test_raster_band_rule_and_override(void)
     unsetenv("CONVCAT_RASTER_BAND");
 }
 
+/* Input-tile gather kernels (flag INPUT_TILE): fprop of at most CVC_TILE_MAX_CHANNELS channels, groups
+ * 1, filters and input tile within the kernel's shared memory; the launch is one persistent grid of
+ * whole filter blocks, its geometry the block's. */
+static void test_input_tile(void)
+{
+    const cvc_entry e = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x16_s1_c1x1_gather");
+    const cvc_entry e1 = unit_entry("sm90a_fprop_1d_f16_f16_f32_f16_128x32x16_s1_c1x1_gather");
+    CU_ASSERT_TRUE(cvc_has(&e, CVC_F_INPUT_TILE) && cvc_has(&e1, CVC_F_INPUT_TILE));
+    CU_ASSERT_TRUE(e.family == CVC_FAMILY_GATHER && e.groups_mode == CVC_GROUPS_NONE && e.k.stages == 1);
+    CU_ASSERT_FALSE(cvc_has(&e, CVC_F_SPLITS_K) || cvc_has(&e, CVC_F_CHAINED));
+    convcat_problem p = unit_problem(CONVCAT_FPROP, 2, CONVCAT_BF16, CONVCAT_BF16);   /* the ResNet stem */
+    p.n = 64, p.h = p.w = 224, p.c = 3, p.k = 64, p.r = p.s = 7;
+    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 3, p.stride[1] = p.stride[2] = 2;
+    ACCEPT(e, p);
+    BOTH(e, p, c, 4, 5, "C = 5 channels: this kernel stages input pixels of at most 4 channels");
+    BOTH(e, p, groups, 1, 3, "groups");
+    convcat_problem big = p;   /* 16x16 taps of 4 channels: 64 x 2064 bytes of filters alone */
+    big.r = big.s = 16, big.stride[1] = big.stride[2] = 16;
+    memset(big.pad_lo, 0, sizeof big.pad_lo), memset(big.pad_hi, 0, sizeof big.pad_hi);
+    REFUSE(e, big, "bytes of shared memory, more than this kernel's");
+    cvc_launches ls;
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&e, unit_view(&p), 132, &ls), CONVCAT_OK);
+    CU_ASSERT_TRUE(ls.count == 1 && !ls.workspace_bytes && !ls.reduce_grid);
+    const cvc_gather_params *g = &ls.l[0].u.g;
+    CU_ASSERT_TRUE(g->tile_cp == 4 && g->tile_kp == 208);   /* 49 taps x 4 channels, padded to 16 */
+    /* 112 x 112 outputs: blocks of 8 x 16 or 16 x 8, 98 an image; input tiles 21 x 37 or 37 x 21 */
+    CU_ASSERT_TRUE(g->block_q == 8 || g->block_q == 16);
+    CU_ASSERT_EQUAL(g->blocks[0] * g->blocks[1], 98);
+    CU_ASSERT_EQUAL(g->tile_ext[0] * g->tile_ext[1], 21 * 37);
+    CU_ASSERT_EQUAL(g->tile_ext[0], (128 / g->block_q - 1) * 2 + 7);
+    CU_ASSERT_TRUE(g->tiles_m == 64 * 98 && g->tiles_n == 1 && g->splits == 1);
+    CU_ASSERT_EQUAL(ls.l[0].smem, 64u * (208 * 2 + 16) + 104 * 4 + 21 * 37 * 4 * 2);
+    CU_ASSERT_TRUE(ls.l[0].grid >= 132 && ls.l[0].grid % g->tiles_n == 0 && ls.l[0].grid <= (unsigned)g->tiles_m);
+    free(ls.l);
+    /* wav2vec2's front end: C = 1 (pairs of 2 channels), a 1D block of the tile's 128 columns */
+    convcat_problem w = unit_problem(CONVCAT_FPROP, 1, CONVCAT_F16, CONVCAT_F16);
+    w.n = 8, w.w = 64000, w.c = 1, w.k = 512, w.s = 10, w.stride[2] = 5;
+    memset(w.pad_lo, 0, sizeof w.pad_lo), memset(w.pad_hi, 0, sizeof w.pad_hi);
+    ACCEPT(e1, w);
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&e1, unit_view(&w), 132, &ls), CONVCAT_OK);
+    g = &ls.l[0].u.g;
+    CU_ASSERT_TRUE(g->tile_cp == 2 && g->tile_kp == 32 && g->block_q == 128);
+    CU_ASSERT_TRUE(g->tile_ext[0] == 1 && g->tile_ext[1] == 127 * 5 + 10);
+    CU_ASSERT_TRUE(g->tiles_n == 16 && ls.l[0].grid % 16 == 0);   /* 512 filters in blocks of 32 */
+    CU_ASSERT_EQUAL(g->tiles_m, 8 * 100);                         /* 12800 outputs an image */
+    free(ls.l);
+    /* its price is its own: far below a pipelined gather kernel's on the stem */
+    const cvc_entry pipelined = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x32_s3_c1x1_gather");
+    CU_ASSERT_TRUE(cvc_predict_us(&e, unit_view(&p), 132) < 0.5 * cvc_predict_us(&pipelined, unit_view(&p), 132));
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -2331,6 +2391,7 @@ int main(void)
         {"check on the real catalog", test_check_on_the_real_catalog},
         {"folds on the real catalog", test_folds_on_the_real_catalog},
         {"raster band rule and override", test_raster_band_rule_and_override},
+        {"input-tile gather kernels", test_input_tile},
         CU_TEST_INFO_NULL,
     };
     return unit_main("rules", tests, NULL, NULL);

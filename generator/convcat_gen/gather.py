@@ -22,12 +22,21 @@ chunks of `vec` elements along the contiguous dimension: cp.async for chunks
 of 4 bytes or more (zero-filled past the tensor), loads through registers for
 single 16-bit elements (odd channel counts).  The runtime picks the widest
 `vec` the problem's alignment allows.
+
+Input-tile kernels (one stage, flag INPUT_TILE; templates/gather_tile.cu.j2): fprop of inputs
+of at most 4 channels (the stems' C = 3, a waveform's C = 1), whose (tap, channel) K loop a
+gathering kernel walks one 16-bit element a tap.  A CTA copies its filters (all of K, channels
+padded to a power of two) into shared memory once, then per block of output pixels (rows x
+columns of one image) the block's input tile with the filter's reach, and reads A straight
+from that tile: a pair of channels of one tap is one 32-bit load at the tap's offset from the
+pixel's window (a per-CTA table), so each input pixel is read from memory once a block, not
+once a tap.
 """
 from __future__ import annotations
 
 import dataclasses
 
-from . import space
+from . import index, space
 
 SCHEDULE = "gather"
 THREADS = 128                 # four warps
@@ -39,6 +48,8 @@ ROW_INFO_BYTES = 32           # one row of an operand's row table: i64 base, i32
 DTYPES = (("f16", "f16", "f32", "f16"), ("f16", "f16", "f32", "f32"), ("bf16", "bf16", "f32", "bf16"),
           ("bf16", "bf16", "f32", "f32"), ("tf32", "tf32", "f32", "f32"))
 SMEM_BUDGET = 100 * 1024       # two CTAs per SM at least
+TILE_DTYPES = DTYPES[:4]      # input-tile kernels: f16/bf16 (mma m16n8k16)
+TILE_MAX_CHANNELS = index.TILE_MAX_CHANNELS   # input-tile kernels: channels of a tile pixel (C padded to 2 or 4)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,9 +128,14 @@ def vecs(key: space.Key) -> tuple:
     return tuple(v for v in (8, 4, 2, 1) if v * eb <= 16 and (v * eb >= 4 or eb == 2))
 
 
+def input_tile(key: space.Key) -> bool:
+    """The one-stage fprop kernels that stage a block's input tile (flag INPUT_TILE)."""
+    return key.stages == 1
+
+
 def derive(key: space.Key) -> Config:
     eb = space.ELEM_BYTES[key.a]
-    wm_, wn_ = _warps(key.tile_m, key.tile_n)
+    wm_, wn_ = (4, 1) if input_tile(key) else _warps(key.tile_m, key.tile_n)   # input tile: a warp, 32 pixels
     wm, wn = key.tile_m // wm_, key.tile_n // wn_
     ka, kb = kmajor(key)
     a = _operand(ka, key.tile_m, key.tile_k, eb, key.stages)
@@ -144,8 +160,16 @@ def why_invalid(key: space.Key) -> str | None:
     if key.tile_k * eb not in (32, 64, 128):
         return (f"schedule gather: tile K {key.tile_k}: a stage holds 32, 64 or 128 bytes of K "
                 f"({32 // eb}, {64 // eb} or {128 // eb} {key.a} elements)")
+    if input_tile(key):
+        if key.op != "fprop" or key.dims == 3 or (key.a, key.b, key.acc, key.out) not in TILE_DTYPES:
+            return ("schedule gather, 1 stage (an input tile): 1D and 2D fprop of f16/bf16; other ops, 3D "
+                    "and tf32 take the pipelined kernels")
+        if key.tile_m != 128 or key.tile_n not in (32, 64) or key.tile_k != 16:
+            return (f"schedule gather, 1 stage: tile {key.tile_m}x{key.tile_n}x{key.tile_k}: 128 pixels (four "
+                    "warps of 32 rows) by 32 or 64 filters, K steps of 16")
+        return None
     if key.stages not in STAGES:
-        return f"schedule gather: stages {key.stages}: 2, 3 or 4"
+        return f"schedule gather: stages {key.stages}: 1 (an input tile), 2, 3 or 4"
     if _warps(key.tile_m, key.tile_n) is None:
         return f"schedule gather: tile {key.tile_m}x{key.tile_n} does not split over four warps in mma atoms"
     cfg = derive(key)
@@ -179,6 +203,10 @@ def packs_groups(key: space.Key) -> bool:
 def capabilities(key: space.Key) -> dict:
     """The index fields the runtime's rules and planner read."""
     cfg = derive(key)
+    if input_tile(key):   # smem_bytes: the most a problem's tile and filters may take (the rules refuse more)
+        return dict(family="gather", flags=("INPUT_TILE",), acc_regs=cfg.acc_regs, wg_n=cfg.wn, mma_n=8,
+                    c_align=1, k_align=1, max_stride=0, groups_mode="none", vec_mask=1, a_stage_bytes=0,
+                    b_stage_bytes=0, smem_bytes=SMEM_BUDGET, threads=cfg.threads)
     flags = (("SPLITS_K", "GROUPED_SPLITS") + (("PACKS_GROUPS",) if packs_groups(key) else ()) +
              (("CHAINED",) if space.chained(key) else ()))
     return dict(family="gather", flags=flags,
@@ -195,7 +223,18 @@ def mma_instruction(ab: str) -> str:
     return f"mma.sync.aligned.m16n8k16.row.col.f32.{ab}.{ab}.f32"
 
 
+def tile_context(key: space.Key) -> dict:
+    """templates/gather_tile.cu.j2's context."""
+    cfg = derive(key)
+    return dict(key=key.name(), dims=key.dims, ab=key.a, out=key.out, eb=space.ELEM_BYTES[key.a], bm=key.tile_m,
+                bn=key.tile_n, bk=key.tile_k, threads=cfg.threads, mi=cfg.mi, ni=cfg.ni, max_cp=TILE_MAX_CHANNELS,
+                mma_asm=mma_instruction(key.a) + " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};",
+                elem_t="uint16_t")
+
+
 def context(key: space.Key) -> dict:
+    if input_tile(key):
+        return tile_context(key)
     cfg = derive(key)
     eb = space.ELEM_BYTES[key.a]
 

@@ -57,11 +57,15 @@ FLAGS = {
                       "(cvc_params.cluster_splits): no workspace, no KEY_reduce",
     "TMA_TILE": "direct, staged fprop and dgrad: each block's input tile loads by one TMA copy; the kernel's first "
                 "parameter is a tensor map of the input (C x W x H x N, boxes of the tile: tile_ext)",
+    "INPUT_TILE": "gather fprop of at most CVC_TILE_MAX_CHANNELS channels (one stage): a CTA stages its filters once and "
+                  "each block's input tile, channels padded to tile_cp, and reads A from the tile (tile_* parameters)",
 }
 FLAG_BITS = {name: 1 << i for i, name in enumerate(FLAGS)}
 # Slices of a CLUSTER_SPLITS kernel's cluster, at most: the portable cluster size (the
 # templates unroll the sums over it; the runtime's model and plans keep to it).
 CLUSTER_SPLITS_MAX = 8
+# Channels of an INPUT_TILE kernel's tile pixel, at most (C padded to 2 or to this; gather.py).
+TILE_MAX_CHANNELS = 4
 
 # How a kernel takes groups > 1 (record field `groups_mode`).
 GROUPS_MODE = {
@@ -245,6 +249,7 @@ def c_header() -> str:
     lines += [f"#define CVC_F_{n} 0x{v:x}u   /* {FLAGS[n]} */" for n, v in FLAG_BITS.items()]
     lines.append(f"#define CVC_F_ALL 0x{sum(FLAG_BITS.values()):x}u")
     lines.append(f"#define CVC_CLUSTER_SPLITS_MAX {CLUSTER_SPLITS_MAX}   /* slices of a CLUSTER_SPLITS cluster, at most */")
+    lines.append(f"#define CVC_TILE_MAX_CHANNELS {TILE_MAX_CHANNELS}   /* channels of an INPUT_TILE kernel's tile pixel, at most */")
     lines += ["", "/* groups_mode values. */"]
     lines += [f"#define CVC_GROUPS_{n.upper()} {v}" for n, v in GROUPS_MODE.items()]
     lines += ["", "/* The public enums agree with the values the packer writes. */",

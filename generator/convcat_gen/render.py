@@ -35,6 +35,8 @@ def template_name(key: space.Key) -> str:
     fam = space.family(key)
     if fam == "direct" and direct.staged(key):
         return "direct_staged_wgrad.cu.j2" if key.op == "wgrad" else "direct_staged.cu.j2"
+    if fam == "gather" and gather.input_tile(key):
+        return "gather_tile.cu.j2"
     return f"{fam}_conv.cu.j2" if fam != "tma" else f"{key.arch}_conv.cu.j2"
 
 

@@ -341,7 +341,8 @@ class TestCatalog(unittest.TestCase):
                 self.assertEqual(e.family, e.schedule, e.key)
             else:
                 self.assertEqual(e.family, "tma", e.key)
-            want = {"gather": {_capi.GROUPS_ANY}, "direct": {_capi.GROUPS_DEPTHWISE},
+            want = {"gather": {_capi.GROUPS_ONE if e.stages == 1 else _capi.GROUPS_ANY},   # 1 stage: input tile
+                    "direct": {_capi.GROUPS_DEPTHWISE},
                     "tma": {_capi.GROUPS_ONE, _capi.GROUPS_WGRAD_DIAGONAL, _capi.GROUPS_PACKED}}[e.family]
             self.assertIn(e.groups_mode, want, e.key)
             if e.arch == "sm100a":

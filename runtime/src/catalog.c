@@ -124,8 +124,13 @@ static convcat_status check_derived(size_t i, const cvc_entry *e)
                                            e->stage_pixel_bytes < k->tile_k * cvc_dtype_bytes(k->a) || k->dims != 2))))
             BAD("catalog entry %zu (%s): staged direct fields disagree with the key (%d bytes a tile pixel)", i, e->key,
                 e->stage_pixel_bytes);
-        if (e->family == CVC_FAMILY_GATHER && e->groups_mode != CVC_GROUPS_ANY)
+        if (e->family == CVC_FAMILY_GATHER && !cvc_has(e, CVC_F_INPUT_TILE) && e->groups_mode != CVC_GROUPS_ANY)
             BAD("catalog entry %zu (%s): a gather kernel without any-group support", i, e->key);
+        if (cvc_has(e, CVC_F_INPUT_TILE) &&
+            (e->family != CVC_FAMILY_GATHER || k->op != CONVCAT_FPROP || k->stages != 1 || k->dims == 3 ||
+             e->groups_mode != CVC_GROUPS_NONE || k->tile_k != 16 || k->tile_m != 128))
+            BAD("catalog entry %zu (%s): an input-tile kernel that is not a one-stage 1D or 2D gather fprop of "
+                "128 x N x 16 tiles and one group", i, e->key);
     }
     /* Diagonal groups take c = 2^i channels a group for the mask's bits, c dividing a tile (<= 256);
      * other modes ignore the mask (the generator writes the space's for sm100a wgrad too). */

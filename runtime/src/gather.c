@@ -65,17 +65,143 @@ static const double TILE_SCALE[3] = {2.3, 2.0, 2.8};
 #define SM_REGISTERS 65536
 #define SM_SMEM_BYTES (227 * 1024)
 
-/* CTAs of the kernel one SM holds at once: by threads, registers (ptxas's count, in the index)
- * and shared memory. */
-static int resident_ctas(const cvc_entry *e)
+/* Input-tile kernels (flag INPUT_TILE): microseconds of an SM per block's m16n8k16 MMA, per element of
+ * its input tile's copy and per output it stores; least squares on 8 (row, tile) pairs of the stems
+ * of networks.txt (H100, bf16: the 7x7, 3x3 and 4x4 C = 3 stems and wav2vec2's, both tiles), measured
+ * over modelled 0.87-1.17.  The stores weigh most: a wav2vec2 block of 128 x 64 outputs took 2.8 us of
+ * an SM, its MMAs and copy a tenth of that. */
+#define TILE_MMA_US 0.00099
+#define TILE_COPY_US 0.000164
+#define TILE_OUTPUT_US 0.00032
+
+/* CTAs one SM holds at once of a kernel of `smem` bytes of shared memory: by threads, registers
+ * (ptxas's count, in the index) and shared memory. */
+static int resident_ctas_with(const cvc_entry *e, int64_t smem)
 {
     const int threads = e->threads > 0 ? e->threads : 128;
     const int regs = e->registers > 0 ? (e->registers + 7) / 8 * 8 : 255;
     int r = SM_THREADS / threads;
-    const int by_regs = SM_REGISTERS / (regs * threads), by_smem = e->smem_bytes > 0 ? SM_SMEM_BYTES / e->smem_bytes : r;
+    const int by_regs = SM_REGISTERS / (regs * threads), by_smem = smem > 0 ? (int)(SM_SMEM_BYTES / (smem + 1024)) : r;
     r = by_regs < r ? by_regs : r;
     r = by_smem < r ? by_smem : r;
     return r < 1 ? 1 : r;
+}
+
+static int resident_ctas(const cvc_entry *e)
+{
+    return resident_ctas_with(e, e->smem_bytes);
+}
+
+/* ---- input-tile kernels (flag INPUT_TILE) ---------------------------------------------------- */
+
+/* A block's geometry: tile_cp channels a tile pixel (C <= 2: 2, else 4), K of (tap, channel) padded
+ * to tile K, block_q columns (a 1D problem: the whole tile M, one row; 2D: of 8..tile M, the fewest
+ * blocks, then the smallest input tile), the input tile's rows and columns, and the shared memory:
+ * the filter block's rows (16 bytes past a multiple of 32), the tap table, the input tile. */
+typedef struct tile_geometry {
+    int cp, block_q, blocks[2], rows, cols;
+    int64_t kp, smem;   /* 64-bit: the rules refuse what does not fit the kernel's shared memory */
+} tile_geometry;
+
+static tile_geometry tile_geometry_of(const cvc_entry *e, const cvc_view *v)
+{
+    const convcat_problem *p = &v->p;
+    const int eb = v->a_bytes, bm = e->k.tile_m;
+    tile_geometry t = {0};
+    t.cp = p->c <= 2 ? 2 : CVC_TILE_MAX_CHANNELS;
+    t.kp = cvc_ceil_div(v->taps * t.cp, e->k.tile_k) * e->k.tile_k;
+    int64_t best_blocks = INT64_MAX, best_pixels = INT64_MAX;
+    for (int bq = e->k.dims == 1 ? bm : 8; bq <= bm; bq *= 2) {
+        const int bp = bm / bq;
+        const int64_t blocks = cvc_ceil_div(v->out[1], bp) * cvc_ceil_div(v->out[2], bq);
+        const int64_t rows = (int64_t)(bp - 1) * p->stride[1] + v->reach[1] + 1;
+        const int64_t cols = (int64_t)(bq - 1) * p->stride[2] + v->reach[2] + 1;
+        if (blocks < best_blocks || (blocks == best_blocks && rows * cols < best_pixels)) {
+            best_blocks = blocks, best_pixels = rows * cols;
+            t.block_q = bq;
+            t.blocks[0] = (int)cvc_ceil_div(v->out[1], bp), t.blocks[1] = (int)cvc_ceil_div(v->out[2], bq);
+            t.rows = rows > INT32_MAX ? INT32_MAX : (int)rows, t.cols = cols > INT32_MAX ? INT32_MAX : (int)cols;
+        }
+    }
+    t.smem = (int64_t)e->k.tile_n * (t.kp * eb + 16) + t.kp / 2 * 4 + (int64_t)t.rows * t.cols * t.cp * eb;
+    return t;
+}
+
+static convcat_status tile_rules(const cvc_entry *e, const cvc_view *v, char *why, size_t n)
+{
+    const convcat_problem *p = &v->p;
+    if (p->c > CVC_TILE_MAX_CHANNELS) {
+        cvc_say(why, n, "C = %d channels: this kernel stages input pixels of at most %d channels", p->c,
+                CVC_TILE_MAX_CHANNELS);
+        return CONVCAT_ERR_UNSUPPORTED;
+    }
+    const tile_geometry t = tile_geometry_of(e, v);
+    if (t.smem > e->smem_bytes) {
+        cvc_say(why, n, "a %d x %d x %d filter at dilation (%d, %d) and strides (%d, %d): filters and input tile "
+                "take %lld bytes of shared memory, more than this kernel's %d", v->filt[0], v->filt[1], v->filt[2],
+                p->dilation[1], p->dilation[2], p->stride[1], p->stride[2], (long long)t.smem, e->smem_bytes);
+        return CONVCAT_ERR_UNSUPPORTED;
+    }
+    return CONVCAT_OK;
+}
+
+/* The one launch of an input-tile kernel: a persistent grid, a whole number of filter blocks. */
+static convcat_status tile_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
+{
+    const convcat_problem *p = &v->p;
+    memset(out, 0, sizeof *out);
+    out->l = calloc(1, sizeof *out->l);
+    if (!out->l)
+        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory planning a launch");
+    out->count = 1;
+    const tile_geometry t = tile_geometry_of(e, v);
+    cvc_gather_params g = {0};
+    g.groups = 1, g.cg = p->c, g.kg = p->k, g.n = p->n;
+    g.gemm_m = (int32_t)v->pixels, g.gemm_n = p->k, g.gemm_k = (int32_t)t.kp;
+    g.ldy = p->k;
+    g.src_c = p->c;
+    g.taps_total = (int32_t)v->taps;
+    g.splits = 1, g.split_k = (int32_t)t.kp;
+    g.vec_a = g.vec_b = 1;
+    for (int a = 0; a < 3; ++a) {
+        g.src_ext[a] = v->in[a], g.grid_ext[a] = v->out[a];
+        g.stride[a] = p->stride[a], g.pad[a] = p->pad_lo[a], g.dil[a] = p->dilation[a];
+        g.taps[a] = g.filt[a] = v->filt[a];
+    }
+    g.block_q = t.block_q;
+    g.blocks[0] = t.blocks[0], g.blocks[1] = t.blocks[1];
+    g.tile_ext[0] = t.rows, g.tile_ext[1] = t.cols;
+    g.tile_cp = t.cp, g.tile_kp = (int32_t)t.kp;
+    g.tiles_m = (int32_t)((int64_t)p->n * t.blocks[0] * t.blocks[1]);
+    g.tiles_n = (int32_t)cvc_ceil_div(p->k, e->k.tile_n);
+    const int64_t items = (int64_t)g.tiles_m * g.tiles_n;
+    int64_t slots = (int64_t)(sms > 0 ? sms : 1) * resident_ctas_with(e, t.smem);
+    slots = slots / g.tiles_n * g.tiles_n;
+    if (slots < g.tiles_n)
+        slots = g.tiles_n;
+    out->l[0].grid = (unsigned)(items < slots ? items : slots);
+    out->l[0].block = (unsigned)e->threads;
+    out->l[0].smem = (unsigned)t.smem;
+    out->l[0].u.g = g;
+    return CONVCAT_OK;
+}
+
+/* The model's time of an input-tile launch: per SM its share of the work items (each block's MMAs,
+ * its input tile's copy, once per filter block, and its outputs), and the tensors' DRAM traffic. */
+static double tile_us(const cvc_entry *e, const cvc_view *v, int sms, const cvc_launches *ls)
+{
+    const cvc_gather_params *g = &ls->l[0].u.g;
+    const convcat_problem *p = &v->p;
+    const double mmas = (double)g->tile_kp / e->k.tile_k * (e->k.tile_m / 16) * (e->k.tile_n / 8);
+    const double copies = (double)g->tile_ext[0] * g->tile_ext[1] * p->c;
+    const double items = (double)g->tiles_m * g->tiles_n;
+    const double work_us = items * (mmas * TILE_MMA_US + copies * TILE_COPY_US) +
+                           (double)g->tiles_m * e->k.tile_m * p->k * TILE_OUTPUT_US;
+    const double us = ceil(items / (sms > 0 ? sms : 1)) * work_us / items;
+    const double bytes = (double)v->in_pixels * p->c * v->a_bytes + cvc_filter_bytes(v) +
+                         (double)v->pixels * p->k * v->out_bytes;
+    const double dram_us = bytes / DRAM_BYTES_PER_US;
+    return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + FIRST_LAUNCH_US;
 }
 
 /* The widest load (elements, a power of two of the kernel's vec_mask) dividing `run`. */
@@ -118,6 +244,11 @@ static int pack_of(const cvc_entry *e, const cvc_view *v)
 convcat_status cvc_gather_rules(const cvc_entry *e, const cvc_view *v, char *why, size_t n)
 {
     const convcat_problem *p = &v->p;
+    if (cvc_has(e, CVC_F_INPUT_TILE)) {
+        const convcat_status st = tile_rules(e, v, why, n);
+        if (st != CONVCAT_OK)
+            return st;
+    }
     static const char *const axis[3] = {"D", "H", "W"};
     for (int a = 0; a < 3; ++a) {
         if (v->in[a] >= COORD_LIMIT || v->out[a] >= COORD_LIMIT || p->pad_lo[a] >= COORD_LIMIT ||
@@ -347,6 +478,12 @@ static double launches_us(const cvc_entry *e, const cvc_view *v, int sms, const 
 static convcat_status plan_launches(const cvc_entry *e, const cvc_view *v, int sms, int packing, cvc_launches *out,
                                     double *us)
 {
+    if (cvc_has(e, CVC_F_INPUT_TILE)) {
+        const convcat_status st = tile_launches(e, v, sms, out);
+        if (st == CONVCAT_OK && us)
+            *us = tile_us(e, v, sms, out);
+        return st;
+    }
     int pack = packing == 0 ? 1 : pack_of(e, v);
     convcat_status st = launches_with(e, v, sms, 1, 1, out);
     if (st != CONVCAT_OK || sms <= 0)

@@ -180,6 +180,17 @@ typedef struct cvc_gather_params {
     int32_t gk, gn;                   /* a group's width along K's channel run and along N: fprop c and k,
                                        * dgrad k and c (unpacked: the whole run and N, one group) */
     uint32_t div_gk[2], div_gn[2];    /* their dividers */
+    /* Input-tile kernels (flag INPUT_TILE: fprop, groups = 1, C <= tile_cp).  tiles_m counts blocks of
+     * output pixels, rows x block_q columns of one image (tile M = rows * block_q); tiles_n, blocks of
+     * tile-N filters.  A block's input tile is tile_ext[0] rows x tile_ext[1] columns of tile_cp
+     * channels (zero past C and past the image); the filters' K, (tap, channel) with tile_cp channels a
+     * tap, is padded to tile_kp, a multiple of tile K.  The grid is persistent: CTA b takes work items
+     * b, b + grid, ..., item i block i / tiles_n of filter block i % tiles_n (the grid a multiple of
+     * tiles_n, so that a CTA keeps its filters). */
+    int32_t block_q;
+    int32_t blocks[2];                /* blocks along P (rows) and Q (columns) */
+    int32_t tile_ext[2];
+    int32_t tile_cp, tile_kp;
 } cvc_gather_params;
 
 /* ---- the direct family (templates/direct_conv.cu.j2) ----------------------------------
