@@ -110,6 +110,10 @@ if [[ $what == *sanitize* ]]; then
             --n 2 --h 13 --w 11 --c 96 --k 48 --r 3 --s 3 --pad_h 1 --pad_w 1 --groups 8 --bias --act silu --beta 0.5
         run_san $tool gather_stem sm90a_fprop_2d_f16_f16_f32_f16_128x64x32_s3_c1x1_gather \
             --n 2 --h 29 --w 31 --c 3 --k 64 --r 7 --s 7 --pad_h 3 --pad_w 3 --stride_h 2 --stride_w 2
+        run_san $tool gather_tile sm90a_fprop_2d_f16_f16_f32_f16_128x64x16_s1_c1x1_gather \
+            --n 2 --h 29 --w 31 --c 3 --k 96 --r 7 --s 7 --pad_h 3 --pad_w 3 --stride_h 2 --stride_w 2 --bias --act gelu --beta 0.5
+        run_san $tool gather_tile_1d sm90a_fprop_1d_bf16_bf16_f32_bf16_128x32x16_s1_c1x1_gather \
+            --dims 1 --n 2 --h 1 --w 1605 --c 1 --k 64 --s 10 --stride_w 5
         run_san $tool gather_split sm90a_fprop_2d_bf16_bf16_f32_bf16_128x16x32_s3_c1x1_gather \
             --n 64 --h 1 --w 1 --c 672 --k 28 --r 1 --s 1 --bias --act relu --alpha 0.5 --beta 0.75
         run_san $tool gather_dgrad sm90a_dgrad_2d_bf16_bf16_f32_bf16_64x32x32_s3_c1x1_gather --op dgrad \
