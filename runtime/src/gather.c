@@ -103,27 +103,34 @@ typedef struct tile_geometry {
     int64_t kp, smem;   /* 64-bit: the rules refuse what does not fit the kernel's shared memory */
 } tile_geometry;
 
+/* An extent clamped to INT32_MAX: products of two stay within 64 bits, and any such tile is refused. */
+static int64_t clamp32(double x)
+{
+    return x > INT32_MAX ? INT32_MAX : (int64_t)x;
+}
+
 static tile_geometry tile_geometry_of(const cvc_entry *e, const cvc_view *v)
 {
     const convcat_problem *p = &v->p;
     const int eb = v->a_bytes, bm = e->k.tile_m;
     tile_geometry t = {0};
     t.cp = p->c <= 2 ? 2 : CVC_TILE_MAX_CHANNELS;
-    t.kp = cvc_ceil_div(v->taps * t.cp, e->k.tile_k) * e->k.tile_k;
+    t.kp = cvc_ceil_div(clamp32((double)v->taps) * t.cp, e->k.tile_k) * e->k.tile_k;
     int64_t best_blocks = INT64_MAX, best_pixels = INT64_MAX;
     for (int bq = e->k.dims == 1 ? bm : 8; bq <= bm; bq *= 2) {
         const int bp = bm / bq;
         const int64_t blocks = cvc_ceil_div(v->out[1], bp) * cvc_ceil_div(v->out[2], bq);
-        const int64_t rows = (int64_t)(bp - 1) * p->stride[1] + v->reach[1] + 1;
-        const int64_t cols = (int64_t)(bq - 1) * p->stride[2] + v->reach[2] + 1;
+        const int64_t rows = clamp32((double)(bp - 1) * p->stride[1] + (double)v->reach[1] + 1);
+        const int64_t cols = clamp32((double)(bq - 1) * p->stride[2] + (double)v->reach[2] + 1);
         if (blocks < best_blocks || (blocks == best_blocks && rows * cols < best_pixels)) {
             best_blocks = blocks, best_pixels = rows * cols;
             t.block_q = bq;
             t.blocks[0] = (int)cvc_ceil_div(v->out[1], bp), t.blocks[1] = (int)cvc_ceil_div(v->out[2], bq);
-            t.rows = rows > INT32_MAX ? INT32_MAX : (int)rows, t.cols = cols > INT32_MAX ? INT32_MAX : (int)cols;
+            t.rows = (int)rows, t.cols = (int)cols;
         }
     }
-    t.smem = (int64_t)e->k.tile_n * (t.kp * eb + 16) + t.kp / 2 * 4 + (int64_t)t.rows * t.cols * t.cp * eb;
+    t.smem = clamp32((double)e->k.tile_n * ((double)t.kp * eb + 16) + (double)t.kp / 2 * 4 +
+                     (double)t.rows * t.cols * t.cp * eb);
     return t;
 }
 
