@@ -387,11 +387,9 @@ static void one_wave(cvc_direct_params *d, int64_t items, int sms, int ctas_per_
 convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
 {
     const convcat_problem *p = &v->p;
-    memset(out, 0, sizeof *out);
-    out->l = calloc(1, sizeof *out->l);
-    if (!out->l)
-        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory planning a launch");
-    out->count = 1;
+    const convcat_status st = cvc_launches_alloc(out, 1);
+    if (st != CONVCAT_OK)
+        return st;
     shape s;
     shape_of(e, v, &s);
     cvc_direct_params d = {0};

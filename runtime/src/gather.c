@@ -156,11 +156,9 @@ static convcat_status tile_rules(const cvc_entry *e, const cvc_view *v, char *wh
 static convcat_status tile_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
 {
     const convcat_problem *p = &v->p;
-    memset(out, 0, sizeof *out);
-    out->l = calloc(1, sizeof *out->l);
-    if (!out->l)
-        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory planning a launch");
-    out->count = 1;
+    const convcat_status st = cvc_launches_alloc(out, 1);
+    if (st != CONVCAT_OK)
+        return st;
     const tile_geometry t = tile_geometry_of(e, v);
     cvc_gather_params g = {0};
     g.groups = 1, g.cg = p->c, g.kg = p->k, g.n = p->n;
@@ -330,12 +328,10 @@ static convcat_status launches_with(const cvc_entry *e, const cvc_view *v, int s
 {
     const convcat_problem *p = &v->p;
     const cvc_key *k = &e->k;
-    memset(out, 0, sizeof *out);
     const int count = k->op == CONVCAT_DGRAD && !v->patch ? v->phases : 1;
-    out->l = calloc((size_t)count, sizeof *out->l);
-    if (!out->l)
-        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory planning %d launches", count);
-    out->count = count;
+    const convcat_status st = cvc_launches_alloc(out, count);
+    if (st != CONVCAT_OK)
+        return st;
     int64_t run_a, run_b;
     runs(e, v, pack, &run_a, &run_b);
     cvc_gather_params base = {0};

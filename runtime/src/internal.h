@@ -348,6 +348,8 @@ typedef struct cvc_launches {
     size_t workspace_bytes;
     unsigned reduce_grid;     /* 0: no reduction */
 } cvc_launches;
+/* `out` cleared, with `count` zeroed launches (the gather and direct planners fill them). */
+convcat_status cvc_launches_alloc(cvc_launches *out, int count);
 convcat_status cvc_gather_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out);
 convcat_status cvc_direct_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out);
 

@@ -202,6 +202,16 @@ int cvc_raster_band(const cvc_entry *e, const cvc_view *v, const cvc_params *k, 
  * previous kernel's tail.  Stride-phase launches of the TMA family have their own rule
  * (convcat_plan_run); sm100a kernels have no wait yet.  CONVCAT_PDL=0 turns it off for plans made
  * after. */
+convcat_status cvc_launches_alloc(cvc_launches *out, int count)
+{
+    memset(out, 0, sizeof *out);
+    out->l = calloc((size_t)count, sizeof *out->l);
+    if (!out->l)
+        return cvc_fail(CONVCAT_ERR_NO_MEMORY, "out of memory planning %d launch%s", count, count == 1 ? "" : "es");
+    out->count = count;
+    return CONVCAT_OK;
+}
+
 static bool chained_launch(const cvc_entry *e)
 {
     const char *env = getenv("CONVCAT_PDL");
