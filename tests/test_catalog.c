@@ -652,6 +652,13 @@ static void test_derived_fields_are_range_checked(void)
     const uint64_t flags = IX_GET(record(orig, t), FLAGS);
     REFUSE_THEN_OPEN(f, t, FLAGS, flags | (CVC_F_ALL + 1), flags, "unknown capability flags");
     REFUSE_THEN_OPEN(f, t, FLAGS, flags | UINT32_C(0x80000000), flags | CVC_F_VERIFIED, "unknown capability flags 0x80000000");
+    /* Split-K in clusters or in the grid: sm90a TMA kernels that split K, of 1x1 clusters. */
+    const char *ways = "split-K in clusters or in the grid on a kernel other than";
+    const uint64_t g_flags = IX_GET(record(orig, g), FLAGS), w_flags = IX_GET(record(orig, w), FLAGS);
+    REFUSE_THEN_OPEN(f, g, FLAGS, g_flags | CVC_F_GRID_SPLITS, g_flags, ways);
+    REFUSE_THEN_OPEN(f, g, FLAGS, g_flags | CVC_F_CLUSTER_SPLITS, g_flags, ways);
+    if (w_flags & CVC_F_GRID_SPLITS)
+        REFUSE_THEN_OPEN(f, w, FLAGS, w_flags & ~(uint64_t)CVC_F_SPLITS_K, w_flags, ways);
     /* Dgrad as fprop: the grouped schedule's kernels export KEY_turn, a coop kernel does not. */
     REFUSE_THEN_OPEN(f, t, FLAGS, flags | CVC_F_DGRAD_AS_FPROP, flags, "dgrad as fprop are the grouped schedule's");
     /* The family is the schedule's: a TMA key's record saying gather (its launch would misread the
@@ -684,10 +691,10 @@ static void test_derived_fields_are_range_checked(void)
     const char *block = "direct block fields disagree with the tile";
     const uint64_t vec = IX_GET(record(orig, d), BLOCK_VEC), strip = IX_GET(record(orig, d), BLOCK_STRIP);
     REFUSE_THEN_OPEN(f, d, BLOCK_VEC, 0, vec, block);
-    REFUSE_THEN_OPEN(f, d, BLOCK_VEC, 16, 1, block);
+    REFUSE_THEN_OPEN(f, d, BLOCK_VEC, 16, vec, block);
     REFUSE_THEN_OPEN(f, d, BLOCK_VEC, 3, vec, block);   /* 3 divides no tile K of the space's direct kernels */
     REFUSE_THEN_OPEN(f, d, BLOCK_STRIP, 0, strip, block);
-    REFUSE_THEN_OPEN(f, d, BLOCK_STRIP, 3, 1, block);
+    REFUSE_THEN_OPEN(f, d, BLOCK_STRIP, 3, strip, block);
     REFUSE_THEN_OPEN(f, d, BLOCK_RUN, 255, 0, block);   /* a run unit past the block's rows */
     REFUSE_THEN_OPEN(f, d, GROUPS_MODE, CVC_GROUPS_ANY, CVC_GROUPS_DEPTHWISE, block);
     /* ... and its groups: one channel, and c = k up to a thread's vector (wgrad: to 256). */

@@ -155,7 +155,7 @@ class PlanInfo(ctypes.Structure):
     """convcat_plan_info"""
     _fields_ = [("index", ctypes.c_size_t), ("grid", ctypes.c_int), ("cluster", ctypes.c_int),
                 ("threads", ctypes.c_int), ("smem_bytes", ctypes.c_int), ("workspace_bytes", ctypes.c_size_t),
-                ("groups_per_cta", ctypes.c_int)]
+                ("groups_per_cta", ctypes.c_int), ("splits", ctypes.c_int), ("split_sums", ctypes.c_int)]
 
 
 class Tensors(ctypes.Structure):

@@ -455,6 +455,8 @@ class PlanInfo:
     smem_bytes: int
     workspace_bytes: int
     groups_per_cta: int   # adjacent groups one CTA computes (gather packs of groups), else 1
+    splits: int           # split-K slices of the K loop (1: unsplit)
+    split_sums: str       # where the slices' sums are added: "none", "reduce" (a second launch), "cluster", "grid"
 
 
 class Plan:
@@ -467,7 +469,8 @@ class Plan:
         lib.check(lib.cdll.convcat_plan_info_get(handle, buf), "convcat_plan_info_get")
         i = arr[0]
         self.info = PlanInfo(i.index, catalog.entries[i.index].key, i.grid, i.cluster, i.threads, i.smem_bytes,
-                             i.workspace_bytes, i.groups_per_cta)
+                             i.workspace_bytes, i.groups_per_cta, i.splits,
+                             ("none", "reduce", "cluster", "grid")[i.split_sums])
 
     @property
     def key(self):

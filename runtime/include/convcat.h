@@ -265,6 +265,14 @@ typedef struct convcat_plan convcat_plan;
 /** Pass as `index` to convcat_plan_create to take the query's best pick. */
 #define CONVCAT_AUTO ((size_t)-1)
 
+/** Where a plan's split-K slices add their f32 sums. */
+typedef enum convcat_split_sums {
+    CONVCAT_SPLIT_NONE = 0,     /**< the K loop is not split */
+    CONVCAT_SPLIT_REDUCE = 1,   /**< in the workspace, added by a second launch (KEY_reduce) */
+    CONVCAT_SPLIT_CLUSTER = 2,  /**< a tile's slices are one cluster: through distributed shared memory */
+    CONVCAT_SPLIT_GRID = 3      /**< a tile's slices meet within the grid, through the workspace */
+} convcat_split_sums;
+
 /** Launch geometry of a plan. */
 typedef struct convcat_plan_info {
     size_t index;            /**< the catalog entry */
@@ -276,6 +284,8 @@ typedef struct convcat_plan_info {
                                   partial sums, tf32 dgrad's filter copy (0: none needed) */
     int groups_per_cta;      /**< adjacent groups a CTA computes as one block-diagonal GEMM (gather
                                   fprop and dgrad of grouped problems; otherwise 1) */
+    int splits;              /**< split-K slices of the K loop (1: unsplit) */
+    convcat_split_sums split_sums; /**< where the slices' sums are added */
 } convcat_plan_info;
 
 /**

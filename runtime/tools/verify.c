@@ -387,6 +387,8 @@ convcat_status cvc_verify_run(const convcat_catalog *cat, const convcat_problem 
     if (convcat_plan_info_get(plan, &info) == CONVCAT_OK) {
         out->groups_per_cta = info.groups_per_cta;
         out->cluster = info.cluster;
+        out->splits = info.splits;
+        out->split_sums = (int)info.split_sums;
     }
     const convcat_tensors t = tensors_for(&b, epi->alpha, epi->beta, epi->activation);
     st = convcat_plan_run(plan, &t, NULL);

@@ -29,6 +29,8 @@ typedef struct cvc_verify {
     size_t workspace_bytes; /* the plan's workspace, allocated and passed */
     int groups_per_cta;  /* the plan's (convcat_plan_info): gather packs of groups */
     int cluster;         /* the plan's CTAs a cluster (convcat_plan_info) */
+    int splits;          /* the plan's split-K slices (1: unsplit) */
+    int split_sums;      /* where they are added (convcat_split_sums) */
     int passed;          /* rel_err <= tolerance, no non-finite output, no outlier */
 } cvc_verify;
 
