@@ -70,8 +70,7 @@ fi
 if [[ $what == *sanitize* ]]; then
     # One kernel of each shape of pipeline: TMA fprop (2x1 cluster, bias, residual, GELU), halo
     # fprop, dgrad (2x1 cluster; strided: 4 phases, scattered rows, beta), wgrad (split-K;
-    # split-K in clusters of 8 slices of a 1x1 layer, alpha and beta; split-K in the grid, wgrad and
-    # fprop with bias, GELU and beta; per-tap 3D; tf32's stage
+    # split-K in clusters of 8 slices of a 1x1 layer, alpha and beta; per-tap 3D; tf32's stage
     # copy; grouped c = 8); gather fprop (grouped, C = 3 through
     # registers; split K with bias, ReLU and beta), dgrad (strided, grouped), wgrad (split, odd C); grouped fprop (a
     # pack of groups; a group a column, stride 2) and a tile N 32 fprop; direct fprop (7x7 with bias
@@ -103,10 +102,6 @@ if [[ $what == *sanitize* ]]; then
             --n 1 --d 5 --h 6 --w 7 --c 72 --k 136 --t 3 --r 3 --s 3 --pad_d 1 --pad_h 1 --pad_w 1
         CONVCAT_CLUSTER_SPLITS=1 run_san $tool wgrad_cluster sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop \
             --op wgrad --n 8 --h 28 --w 28 --c 200 --k 136 --r 1 --s 1 --alpha 0.5 --beta 0.75
-        CONVCAT_GRID_SPLITS=1 run_san $tool wgrad_grid sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop \
-            --op wgrad --n 8 --h 28 --w 28 --c 200 --k 136 --r 1 --s 1 --alpha 0.5 --beta 0.75
-        CONVCAT_GRID_SPLITS=1 run_san $tool fprop_grid sm90a_fprop_2d_f16_f16_f32_f16_128x128x64_s4_c1x1_coop \
-            --n 2 --h 8 --w 8 --c 1024 --k 200 --r 3 --s 3 --pad_h 1 --pad_w 1 --bias --act gelu --alpha 0.5 --beta 0.75
         run_san $tool wgrad_tf32 sm90a_wgrad_2d_tf32_tf32_f32_f32_128x128x32_s4_c1x1_coop --op wgrad \
             --n 4 --h 14 --w 14 --c 96 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1 --beta 0.5
         run_san $tool wgrad_grouped sm90a_wgrad_2d_f16_f16_f32_f16_64x64x64_s4_c1x1_pingpong --op wgrad \

@@ -652,12 +652,13 @@ static void test_derived_fields_are_range_checked(void)
     const uint64_t flags = IX_GET(record(orig, t), FLAGS);
     REFUSE_THEN_OPEN(f, t, FLAGS, flags | (CVC_F_ALL + 1), flags, "unknown capability flags");
     REFUSE_THEN_OPEN(f, t, FLAGS, flags | UINT32_C(0x80000000), flags | CVC_F_VERIFIED, "unknown capability flags 0x80000000");
-    /* Split-K in clusters or in the grid: sm90a TMA kernels that split K, of 1x1 clusters. */
-    const char *ways = "split-K in clusters or in the grid on a kernel other than";
-    const uint64_t g_flags = IX_GET(record(orig, g), FLAGS), w_flags = IX_GET(record(orig, w), FLAGS);
-    REFUSE_THEN_OPEN(f, g, FLAGS, g_flags | CVC_F_GRID_SPLITS, g_flags, ways);
+    /* Split-K in clusters: sm90a TMA wgrad kernels that split K, of 1x1 clusters. */
+    const char *ways = "split-K in clusters on a kernel other than";
+    const uint64_t g_flags = IX_GET(record(orig, g), FLAGS), w_flags = IX_GET(record(orig, w), FLAGS),
+                   fp_flags = IX_GET(record(orig, fp), FLAGS);
     REFUSE_THEN_OPEN(f, g, FLAGS, g_flags | CVC_F_CLUSTER_SPLITS, g_flags, ways);
-    if (w_flags & CVC_F_GRID_SPLITS)
+    REFUSE_THEN_OPEN(f, fp, FLAGS, fp_flags | CVC_F_CLUSTER_SPLITS, fp_flags, ways);
+    if (w_flags & CVC_F_CLUSTER_SPLITS)
         REFUSE_THEN_OPEN(f, w, FLAGS, w_flags & ~(uint64_t)CVC_F_SPLITS_K, w_flags, ways);
     /* Dgrad as fprop: the grouped schedule's kernels export KEY_turn, a coop kernel does not. */
     REFUSE_THEN_OPEN(f, t, FLAGS, flags | CVC_F_DGRAD_AS_FPROP, flags, "dgrad as fprop are the grouped schedule's");

@@ -305,20 +305,6 @@ class Validity(unittest.TestCase):
                                 wg.tile_m * space.cluster_row_bytes(wg))
         self.assertIn(f"CLUSTER_SPLITS_MAX = {index.CLUSTER_SPLITS_MAX}", render.render(wg))
 
-    def test_grid_split_kernels(self):
-        # sm90a TMA kernels that split K, coop and pingpong tiles of 1x1 clusters: the index flag
-        # (GRID_SPLITS) and the template's grid path agree with the rule.
-        cases = (variant(BF16, op="wgrad"), variant(BF16, op="wgrad", schedule="pingpong", tile_m=64), variant(BF16),
-                 variant(BF16, op="wgrad", cluster_m=2), variant(BF16, tile_n=256), variant(BF16, op="dgrad"),
-                 variant(BF16, op="wgrad", arch="sm100a", schedule="1sm"))
-        self.assertEqual([space.grid_splits(k) for k in cases], [True, True, True, False, False, False, False])
-        for k in cases:
-            self.assertEqual(bool(space.index_values(k)["flags"] & index.FLAG_BITS["GRID_SPLITS"]),
-                             space.grid_splits(k))
-            text = render.render(k)
-            self.assertEqual("grid_sums(" in text, space.grid_splits(k))
-            self.assertEqual(f"GRID_LOADS = {space.GRID_SUMS_LOADS}" in text, space.grid_splits(k))
-
     def test_dgrad_scatter_epilogue(self):
         # Strided dgrad scatters rows; pingpong warpgroups of 128 accumulators have no room for it
         # (the index lacks flag SCATTERS, and runtime/src/rules.c refuses strided problems for them).

@@ -817,7 +817,6 @@ static long long folded_runs;       /* 3D problems run folded on 2D kernels */
 static long long gather_split_runs;  /* gather fprop and dgrad runs whose plan split K (a workspace) */
 static long long gather_packed_runs; /* gather runs whose plan packed groups a CTA (dgrad kernels of PACKS_GROUPS) */
 static long long cluster_split_runs; /* TMA runs whose slices of a tile were a cluster (flag CLUSTER_SPLITS) */
-static long long grid_split_runs;    /* TMA runs whose slices of a tile met in the grid (flag GRID_SPLITS) */
 static long long direct_by_design;   /* depthwise problems a direct kernel's tile or thread budget refuses */
 /* [op][dims - 1][A type][problem]: a direct kernel of that op, dims and type ran the depthwise problem
  * (and passed); and which (op, dims, type) have direct kernels.  Every depthwise problem must have
@@ -915,7 +914,6 @@ static int check_op_dims(size_t index, const convcat_entry_info *e, const shape 
                          v.workspace_bytes > 0;
     gather_packed_runs += st == CONVCAT_OK && v.groups_per_cta > 1;
     cluster_split_runs += st == CONVCAT_OK && v.cluster > e->cluster_m * e->cluster_n;
-    grid_split_runs += st == CONVCAT_OK && v.split_sums == CONVCAT_SPLIT_GRID;
     return st == CONVCAT_OK;
 }
 
@@ -1250,21 +1248,6 @@ static void test_kernel(void)
     unsetenv("CONVCAT_RASTER_BAND");
     if (e.op == CONVCAT_FPROP && e.a_type == e.out_type)
         check_chained(index, &e);
-    if (cvc_has(&catalog->entries[index], CVC_F_GRID_SPLITS)) {
-        /* The list again with the slices of a tile meeting in the grid wherever the kernel can split
-         * in one wave (CONVCAT_GRID_SPLITS=1): problems from 400. */
-        const long long before = grid_split_runs;
-        setenv("CONVCAT_GRID_SPLITS", "1", 1);
-        for (size_t i = 0; i < set->count; ++i)
-            check_one(index, &e, &set->shapes[i], 1, 400 + (int)i);
-        unsetenv("CONVCAT_GRID_SPLITS");
-        if (grid_split_runs == before) {
-            ++failures;
-            printf("\n  %s: no problem of its list split K in the grid", key);
-            CU_FAIL("a GRID_SPLITS kernel never ran a grid split-K plan");
-        }
-        printf("(%lld grid split-K runs) ", grid_split_runs - before);
-    }
     if (e.op != CONVCAT_WGRAD)
         return;
     if (cvc_has(&catalog->entries[index], CVC_F_CLUSTER_SPLITS)) {
@@ -1519,12 +1502,11 @@ int main(int argc, char **argv)
            "by family: %lld TMA, %lld gather, %lld direct problem runs; %lld depthwise problems refused by design "
            "(a direct block's tile or threads; other direct kernels take them)\n"
            "gather fprop and dgrad runs that split K: %lld; that packed groups: %lld\n"
-           "TMA wgrad runs whose slices of a tile were a cluster: %lld; 3D problems run folded on 2D kernels: %lld\n"
-           "TMA runs whose slices of a tile met in the grid: %lld\n",
+           "TMA wgrad runs whose slices of a tile were a cluster: %lld; 3D problems run folded on 2D kernels: %lld\n",
            registered, per_op[0], per_op[1], per_op[2], runs, failures, failed, by_design, raster_runs, chained_runs,
            grouped_runs, grouped_by_design, halo_by_design, family_runs[CONVCAT_FAMILY_TMA],
            family_runs[CONVCAT_FAMILY_GATHER], family_runs[CONVCAT_FAMILY_DIRECT], direct_by_design,
-           gather_split_runs, gather_packed_runs, cluster_split_runs, folded_runs, grid_split_runs);
+           gather_split_runs, gather_packed_runs, cluster_split_runs, folded_runs);
     CU_cleanup_registry();
     convcat_close(cat);
     return failed || registered == 0 ? 1 : 0;

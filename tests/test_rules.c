@@ -190,18 +190,18 @@ static void test_cluster_splits(void)
     const cvc_view *v = unit_view(&p);
     const int64_t k_iters = cvc_k_iters(&w, v);
     setenv("CONVCAT_CLUSTER_SPLITS", "1", 1);
-    const cvc_split s = cvc_split_for(&w, v, 132, CVC_SPLIT_CLUSTER), t = cvc_split_for(&c2, v, 132, CVC_SPLIT_CLUSTER),
-                    u = cvc_split_for(&w, v, 132, 0);
+    const cvc_split s = cvc_split_for(&w, v, 132, true), t = cvc_split_for(&c2, v, 132, true),
+                    u = cvc_split_for(&w, v, 132, false);
     CU_ASSERT_TRUE(s.cluster && s.splits >= 2 && s.splits <= CVC_CLUSTER_SPLITS_MAX && !(s.splits & (s.splits - 1)));
     CU_ASSERT_TRUE((int64_t)s.splits * s.split_iters >= k_iters && (int64_t)(s.splits - 1) * s.split_iters < k_iters);
     CU_ASSERT_FALSE(t.cluster || u.cluster);
     const cvc_params k = {.cluster_tiles_m = 1, .cluster_tiles_n = 7, .splits = s.splits, .cluster_splits = 1};
-    CU_ASSERT_EQUAL(cvc_grid_for(&k, 16, s.splits, false), 7 * s.splits);   /* every tile's slices */
+    CU_ASSERT_EQUAL(cvc_grid_for(&k, 16, s.splits), 7 * s.splits);   /* every tile's slices */
     convcat_problem g = p;
     g.groups = 2, g.c = g.k = 128;   /* grouped wgrad: through the workspace, KEY_reduce */
-    CU_ASSERT_FALSE(cvc_split_for(&w, unit_view(&g), 132, CVC_SPLIT_CLUSTER).cluster);
+    CU_ASSERT_FALSE(cvc_split_for(&w, unit_view(&g), 132, true).cluster);
     setenv("CONVCAT_CLUSTER_SPLITS", "0", 1);
-    CU_ASSERT_FALSE(cvc_split_for(&w, v, 132, CVC_SPLIT_CLUSTER).cluster);
+    CU_ASSERT_FALSE(cvc_split_for(&w, v, 132, true).cluster);
     /* 132 SMs hold 66 clusters of 2, but 30 of 4 and 15 of 8 (GPCs): one more takes a second wave. */
     CU_ASSERT_EQUAL(cvc_cluster_split_waves(66, 132, 2), 1);
     CU_ASSERT_EQUAL(cvc_cluster_split_waves(67, 132, 2), 2);
@@ -211,7 +211,7 @@ static void test_cluster_splits(void)
     CU_ASSERT_EQUAL(cvc_cluster_split_waves(16, 132, 8), 2);
     CU_ASSERT_EQUAL(cvc_cluster_split_waves(3, 4, 8), 3);   /* fewer SMs than a cluster: one at a time */
     setenv("CONVCAT_CLUSTER_SPLITS", "auto", 1);   /* the model's choice: a valid split either way */
-    const cvc_split m = cvc_split_for(&w, v, 132, CVC_SPLIT_CLUSTER);
+    const cvc_split m = cvc_split_for(&w, v, 132, true);
     CU_ASSERT_TRUE((int64_t)m.splits * m.split_iters >= k_iters && (!m.cluster || m.splits <= CVC_CLUSTER_SPLITS_MAX));
     unsetenv("CONVCAT_CLUSTER_SPLITS");
     /* Short slices: a grid of a tenth of the SMs (S3D's last 1x1, 16 images of 7x7 -> 784
@@ -221,52 +221,11 @@ static void test_cluster_splits(void)
     const cvc_entry q = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_64x64x64_s4_c1x1_pingpong");
     CU_ASSERT_TRUE(cvc_has(&q, CVC_F_CLUSTER_SPLITS));
     p.n = 16, p.h = p.w = 7, p.k = 32;
-    const cvc_split few = cvc_split_for(&q, unit_view(&p), 132, CVC_SPLIT_CLUSTER);
+    const cvc_split few = cvc_split_for(&q, unit_view(&p), 132, true);
     CU_ASSERT_TRUE(few.cluster && few.splits >= 2 && few.split_iters < 8);
-    CU_ASSERT_EQUAL(cvc_split_for(&q, unit_view(&p), 132, 0).splits, 1);   /* 13 stages: no workspace split */
+    CU_ASSERT_EQUAL(cvc_split_for(&q, unit_view(&p), 132, false).splits, 1);   /* 13 stages: no workspace split */
     p.k = 640;   /* 10 x 13 tiles */
-    CU_ASSERT_EQUAL(cvc_split_for(&q, unit_view(&p), 132, CVC_SPLIT_CLUSTER).splits, 1);
-}
-
-/* Grid split-K (flag GRID_SPLITS: sm90a TMA kernels that split K, coop and pingpong tiles without
- * clusters): every tile's slices in one wave, at least two stages each, a CTA a slice; never with
- * CONVCAT_GRID_SPLITS=0, never for grouped problems or kernels without the flag; the grid is every
- * tile's slices. */
-static void test_grid_splits(void)
-{
-    const cvc_entry w = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
-    const cvc_entry pp = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_64x128x64_s4_c1x1_pingpong");
-    const cvc_entry c2 = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x64x64_s4_c2x1_coop");
-    const cvc_entry f = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
-    CU_ASSERT_TRUE(cvc_has(&w, CVC_F_GRID_SPLITS) && cvc_has(&pp, CVC_F_GRID_SPLITS));
-    CU_ASSERT_FALSE(cvc_has(&c2, CVC_F_GRID_SPLITS));
-    CU_ASSERT_EQUAL(cvc_has(&f, CVC_F_GRID_SPLITS), cvc_has(&f, CVC_F_SPLITS_K));
-    convcat_problem p = unit_problem(CONVCAT_WGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);
-    p.n = 64, p.h = p.w = 14, p.c = 768, p.k = 128, p.r = p.s = 1;   /* DenseNet's 1x1: 12544 pixels, 6 tiles */
-    p.pad_lo[1] = p.pad_hi[1] = p.pad_lo[2] = p.pad_hi[2] = 0;
-    const cvc_view *v = unit_view(&p);
-    const int64_t k_iters = cvc_k_iters(&w, v);
-    setenv("CONVCAT_GRID_SPLITS", "1", 1);
-    const cvc_split s = cvc_split_for(&w, v, 132, CVC_SPLIT_ANY);
-    CU_ASSERT_TRUE(s.grid && !s.cluster && s.splits >= 2 && 6 * s.splits <= 132);
-    CU_ASSERT_TRUE((int64_t)s.splits * s.split_iters >= k_iters && (int64_t)(s.splits - 1) * s.split_iters < k_iters);
-    CU_ASSERT_TRUE(s.split_iters >= 2 && s.reduce_us == 0.0);
-    CU_ASSERT_FALSE(cvc_split_for(&w, v, 132, CVC_SPLIT_CLUSTER).grid);   /* not among the ways asked */
-    CU_ASSERT_FALSE(cvc_split_for(&c2, v, 132, CVC_SPLIT_ANY).grid);
-    CU_ASSERT_TRUE(cvc_split_for(&w, v, 12, CVC_SPLIT_ANY).splits * 6 <= 12 ||   /* one wave on 12 SMs */
-                   !cvc_split_for(&w, v, 12, CVC_SPLIT_ANY).grid);
-    const cvc_params k = {.cluster_tiles_m = 1, .cluster_tiles_n = 6, .splits = s.splits};
-    CU_ASSERT_EQUAL(cvc_grid_for(&k, 132, 1, true), 6 * s.splits);   /* every tile's slices */
-    convcat_problem g = p;
-    g.groups = 2, g.c = g.k = 128;   /* grouped wgrad: through the workspace, KEY_reduce */
-    CU_ASSERT_FALSE(cvc_split_for(&w, unit_view(&g), 132, CVC_SPLIT_ANY).grid);
-    setenv("CONVCAT_GRID_SPLITS", "0", 1);
-    CU_ASSERT_FALSE(cvc_split_for(&w, v, 132, CVC_SPLIT_ANY).grid);
-    setenv("CONVCAT_GRID_SPLITS", "auto", 1);   /* the model's choice: a valid split either way */
-    const cvc_split m = cvc_split_for(&w, v, 132, CVC_SPLIT_ANY);
-    CU_ASSERT_TRUE((int64_t)m.splits * m.split_iters >= k_iters && !(m.grid && m.cluster));
-    CU_ASSERT_TRUE(!m.grid || 6 * m.splits <= 132);
-    unsetenv("CONVCAT_GRID_SPLITS");
+    CU_ASSERT_EQUAL(cvc_split_for(&q, unit_view(&p), 132, true).splits, 1);
 }
 
 static void test_tile_k_128_rules(void)
@@ -2380,7 +2339,6 @@ int main(void)
         {"wgrad rules", test_wgrad_rules},
         {"tile K 128 rules", test_tile_k_128_rules},
         {"cluster split-K", test_cluster_splits},
-        {"grid split-K", test_grid_splits},
         {"dims must match", test_dims_must_match},
         {"3D problems fold into 2D", test_3d_problems_fold_into_2d},
         {"dtypes must match", test_dtypes_must_match},

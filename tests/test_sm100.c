@@ -358,9 +358,9 @@ static void test_dynamic_descriptor_sets(void)
     CU_ASSERT_EQUAL(cvc_dynamic_fit(60, 148, 2, 1), 74);      /* 148 single CTAs = 74 pairs */
     CU_ASSERT_EQUAL(cvc_dynamic_fit(37, 70, 4, 2), 37);       /* 2x2 preferred, 2x1 fallback */
     CU_ASSERT_EQUAL(cvc_dynamic_fit(30, 70, 4, 2), 35);
-    CU_ASSERT_EQUAL(cvc_grid_for(&k, cvc_dynamic_fit(30, 70, 4, 2), 4, false) % 4, 0);
-    CU_ASSERT_EQUAL(cvc_grid_for(&k, 35, 4, false), 140);
-    CU_ASSERT_EQUAL(cvc_grid_for(&k, 500, 4, false), 400);           /* at most one cluster per cluster tile */
+    CU_ASSERT_EQUAL(cvc_grid_for(&k, cvc_dynamic_fit(30, 70, 4, 2), 4) % 4, 0);
+    CU_ASSERT_EQUAL(cvc_grid_for(&k, 35, 4), 140);
+    CU_ASSERT_EQUAL(cvc_grid_for(&k, 500, 4), 400);           /* at most one cluster per cluster tile */
 }
 
 /* Every field of a built catalog's record but its code and registers, as the test index has it

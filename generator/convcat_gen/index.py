@@ -59,9 +59,6 @@ FLAGS = {
                 "parameter is a tensor map of the input (C x W x H x N, boxes of the tile: tile_ext)",
     "INPUT_TILE": "gather fprop of at most CVC_TILE_MAX_CHANNELS channels (one stage): a CTA stages its filters once and "
                   "each block's input tile, channels padded to tile_cp, and reads A from the tile (tile_* parameters)",
-    "GRID_SPLITS": "TMA (sm90a, SPLITS_K): a tile's split-K slices may run as consecutive CTAs of a one-wave grid that "
-                   "add their sums through the workspace and per-tile arrival words (cvc_params.tile_arrivals): no "
-                   "KEY_reduce",
 }
 FLAG_BITS = {name: 1 << i for i, name in enumerate(FLAGS)}
 # Slices of a CLUSTER_SPLITS kernel's cluster, at most: the portable cluster size (the

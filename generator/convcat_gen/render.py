@@ -117,10 +117,6 @@ def sm90a_context(key: space.Key) -> dict:
         key=key.name(), op=op, dims=key.dims, ab=key.a,
         mn_b=mn_b, scatter=scatter, halo=halo, grouped=grouped, splits=splits,
         cluster_splits=space.cluster_splits(key), sums_row=space.cluster_row_bytes(key),
-        grid_splits=space.grid_splits(key), grid_loads=space.GRID_SUMS_LOADS,
-        adjacent_slices=" || ".join(name for name, on in (("p->cluster_splits", space.cluster_splits(key)),
-                                                          ("p->tile_arrivals", space.grid_splits(key))) if on),
-        grid_args=dict(col="col_tile - wg_n0" if op == "wgrad" else "tile.n * BN", tap="tap" if op == "wgrad" else "0"),
         cluster_splits_max=index.CLUSTER_SPLITS_MAX,
         sums_thread="lane_wg" if cfg.split == "none" else "consumer * 128 + lane_wg",
         sums_threads=128 if cfg.split == "none" else 256,
@@ -259,8 +255,6 @@ def _sm90a_epilogues(key, cfg, swap, halo, scatter, grouped, splits, y_row) -> l
                f"cvc_tma_store_2d(tmap_y, dst, col_tile + cc * {ycols}, row_tile + a * 64)")))
     if space.cluster_splits(key):
         eps.append(dict(part="sm90a/cluster_sums.j2"))
-    if space.grid_splits(key):
-        eps.append(dict(part="sm90a/grid_sums.j2"))
     if splits:   # f32 sums in 128-byte rows
         ycols = space.SWIZZLE_BYTES // 4
         eps.append(dict(

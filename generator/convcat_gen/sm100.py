@@ -328,7 +328,7 @@ def context(key: space.Key) -> dict:
         fb_ctas=key.fallback_m * key.fallback_n,
         fb=dict((k.upper(), v) for k, v in _shape(fb).items()) if dynamic else {},
         key=key.name(), op=op, dims=key.dims, mn_b=mn_b,
-        scatter=scatter, grouped=grouped, splits=splits, cluster_splits=False, adjacent_slices="",
+        scatter=scatter, grouped=grouped, splits=splits, cluster_splits=False,
         a=key.a, b=key.b, kind=u.kind, pair=pair, cta_group=u.cta_group, cluster=cluster, cm=cm, cn=cn,
         # constants (sm100a/constants.j2)
         bm=key.tile_m, bn=key.tile_n, bk=key.tile_k, stages=key.stages, n_cta=key.tile_n // u.cta_group,

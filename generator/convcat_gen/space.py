@@ -421,21 +421,6 @@ def cluster_splits(key: Key) -> bool:
     return key.stages * (cfg.a_stage_bytes + cfg.b_stage_bytes) >= key.tile_m * cluster_row_bytes(key)
 
 
-GRID_SUMS_LOADS = 8          # grid split-K: the slices' float4 loads a thread keeps in flight while it adds
-
-
-def grid_splits(key: Key) -> bool:
-    """sm90a TMA kernels that split K (splits_k), coop and pingpong tiles without clusters of their
-    own whose warpgroups hold fewer than 128 accumulators (a third epilogue path beside 128 spills,
-    ptxas): a tile's split-K slices may add their f32 sums in the grid, without KEY_reduce.  They are
-    consecutive CTAs of a one-wave grid; each writes its sums from registers into the workspace,
-    counts itself in at the tile's arrival word, waits for the others, and adds one slab of the
-    tile's rows from every slice in slice order.  The index records it (flag GRID_SPLITS)."""
-    return (key.arch == "sm90a" and family(key) == "tma" and splits_k(key) and not key.dynamic and
-            key.schedule in ("coop", "pingpong") and (key.cluster_m, key.cluster_n) == (1, 1) and
-            derive(key).acc_regs < SM90_ACC_REG_BUDGET)
-
-
 def reuses_b(key: Key) -> bool:
     """sm90a fprop and dgrad (not halo, whose producer loads input tiles): where the grid has
     one tile column, no split-K and a tile's K stages divide the ring, ring slot s holds the
@@ -794,8 +779,6 @@ def _tma_capabilities(key: Key) -> dict:
         flags.append("GROUPED_SPLITS")
     if cluster_splits(key):
         flags.append("CLUSTER_SPLITS")
-    if grid_splits(key):
-        flags.append("GRID_SPLITS")
     if chained(key):
         flags.append("CHAINED")
     out_align = 16 // ELEM_BYTES[key.out]

@@ -456,7 +456,7 @@ class PlanInfo:
     workspace_bytes: int
     groups_per_cta: int   # adjacent groups one CTA computes (gather packs of groups), else 1
     splits: int           # split-K slices of the K loop (1: unsplit)
-    split_sums: str       # where the slices' sums are added: "none", "reduce" (a second launch), "cluster", "grid"
+    split_sums: str       # where the slices' sums are added: "none", "reduce" (a second launch), "cluster"
 
 
 class Plan:
@@ -470,7 +470,7 @@ class Plan:
         i = arr[0]
         self.info = PlanInfo(i.index, catalog.entries[i.index].key, i.grid, i.cluster, i.threads, i.smem_bytes,
                              i.workspace_bytes, i.groups_per_cta, i.splits,
-                             ("none", "reduce", "cluster", "grid")[i.split_sums])
+                             ("none", "reduce", "cluster")[i.split_sums])
 
     @property
     def key(self):

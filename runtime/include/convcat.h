@@ -269,8 +269,7 @@ typedef struct convcat_plan convcat_plan;
 typedef enum convcat_split_sums {
     CONVCAT_SPLIT_NONE = 0,     /**< the K loop is not split */
     CONVCAT_SPLIT_REDUCE = 1,   /**< in the workspace, added by a second launch (KEY_reduce) */
-    CONVCAT_SPLIT_CLUSTER = 2,  /**< a tile's slices are one cluster: through distributed shared memory */
-    CONVCAT_SPLIT_GRID = 3      /**< a tile's slices meet within the grid, through the workspace */
+    CONVCAT_SPLIT_CLUSTER = 2   /**< a tile's slices are one cluster: through distributed shared memory */
 } convcat_split_sums;
 
 /** Launch geometry of a plan. */

@@ -132,13 +132,14 @@ static convcat_status check_derived(size_t i, const cvc_entry *e)
             BAD("catalog entry %zu (%s): an input-tile kernel that is not a one-stage 1D or 2D gather fprop of "
                 "128 x N x 16 tiles and one group", i, e->key);
     }
-    /* The slices of a tile meet in a cluster or in the grid only in the sm90a TMA kernels that have
-     * the code: coop or pingpong tiles of 1x1 clusters that split K. */
-    if ((cvc_has(e, CVC_F_CLUSTER_SPLITS) || cvc_has(e, CVC_F_GRID_SPLITS)) &&
-        (e->family != CVC_FAMILY_TMA || k->arch != CONVCAT_ARCH_SM90A || !cvc_has(e, CVC_F_SPLITS_K) ||
-         k->cluster_m * k->cluster_n != 1 || (k->schedule != CONVCAT_COOP && k->schedule != CONVCAT_PINGPONG)))
-        BAD("catalog entry %zu (%s): split-K in clusters or in the grid on a kernel other than an sm90a TMA coop or "
-            "pingpong tile of 1x1 clusters that splits K", i, e->key);
+    /* The slices of a tile meet in a cluster only in the sm90a TMA wgrad kernels that have the code:
+     * coop or pingpong tiles of 1x1 clusters that split K. */
+    if (cvc_has(e, CVC_F_CLUSTER_SPLITS) &&
+        (e->family != CVC_FAMILY_TMA || k->arch != CONVCAT_ARCH_SM90A || k->op != CONVCAT_WGRAD ||
+         !cvc_has(e, CVC_F_SPLITS_K) || k->cluster_m * k->cluster_n != 1 ||
+         (k->schedule != CONVCAT_COOP && k->schedule != CONVCAT_PINGPONG)))
+        BAD("catalog entry %zu (%s): split-K in clusters on a kernel other than an sm90a TMA wgrad coop or pingpong "
+            "tile of 1x1 clusters that splits K", i, e->key);
     /* Diagonal groups take c = 2^i channels a group for the mask's bits, c dividing a tile (<= 256);
      * other modes ignore the mask (the generator writes the space's for sm100a wgrad too). */
     if (e->group_c_mask >> 9 || (e->groups_mode == CVC_GROUPS_DIAGONAL && e->group_c_mask == 0))

@@ -18,13 +18,14 @@
     X(cuCtxGetDevice) X(cuDeviceGetAttribute) X(cuLibraryLoadData) X(cuLibraryUnload) \
     X(cuLibraryGetKernel) X(cuKernelSetAttribute) X(cuKernelGetFunction)           \
     X(cuLaunchKernelEx) X(cuTensorMapEncodeIm2col) X(cuTensorMapEncodeTiled)       \
-    X(cuOccupancyMaxActiveClusters) X(cuMemsetD32Async)                           \
+    X(cuOccupancyMaxActiveClusters)                                               \
     /* used by the tools and tests */                                             \
     X(cuDeviceGet) X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDevicePrimaryCtxRetain) \
     X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuMemAlloc) \
     X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD32) X(cuLaunchKernel)   \
     X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)     \
-    X(cuEventDestroy) X(cuStreamSynchronize) X(cuStreamCreate) X(cuStreamDestroy)
+    X(cuEventDestroy) X(cuStreamSynchronize) X(cuStreamCreate) X(cuStreamDestroy)     \
+    X(cuMemsetD32Async)
 
 #define CVC_DRIVER_MEMBER(name) __typeof__(name) *name;
 typedef struct cvc_driver {

@@ -378,18 +378,16 @@ convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why,
  * is the stages per slice.  1 for kernels that do not split. */
 int cvc_splits(const cvc_entry *e, const cvc_view *v, int sms, int *split_iters);
 /* ... and whether they run as clusters (flag CLUSTER_SPLITS: a cluster a tile, its CTAs the
- * slices, their sums added through distributed shared memory; no KEY_reduce) or in the grid
- * (flag GRID_SPLITS: every tile's slices in one wave, their sums added through the workspace; no
- * KEY_reduce), where the model prices them faster (CONVCAT_CLUSTER_SPLITS, CONVCAT_GRID_SPLITS=1:
- * wherever possible, =0: never; query.c).  ways: CVC_SPLIT_* of those a plan may take (0: through
- * the workspace and KEY_reduce only: a plan whose device cannot form the cluster). */
-enum { CVC_SPLIT_CLUSTER = 1, CVC_SPLIT_GRID = 2, CVC_SPLIT_ANY = 3 };
+ * slices, their sums added through distributed shared memory; no workspace, no KEY_reduce),
+ * where the model prices them faster (CONVCAT_CLUSTER_SPLITS=1: wherever possible, =0: never;
+ * query.c).  allow_cluster false: through the workspace only (a plan whose device cannot form
+ * the cluster). */
 typedef struct cvc_split {
     int splits, split_iters;
-    bool cluster, grid;
+    bool cluster;
     double compute_us, reduce_us;   /* the model's time of the split's waves, and of its reduction launch */
 } cvc_split;
-cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, unsigned ways);
+cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool allow_cluster);
 /* Waves of a cluster split-K grid of `tiles` clusters of `slices` CTAs on `sms` SMs: clusters of 4
  * and 8 are placed within GPCs, which leave part of the SMs unused (query.c, CLUSTER_GPC_FILL). */
 int64_t cvc_cluster_split_waves(int64_t tiles, int sms, int slices);
@@ -408,9 +406,8 @@ convcat_status cvc_rank(const convcat_catalog *cat, const convcat_problem *p, co
 /* Persistent grid: CTAs for `fit` clusters of `cluster` CTAs at once, at most one per
  * cluster tile; a multiple of `cluster` (the preferred shape of a dynamic cluster, as the
  * driver requires).  Dynamic: `fit` counts the CTAs `active_fb` fallback clusters of `fallback`
- * CTAs place, in whole preferred clusters, when more than `active` preferred ones fit.  Cluster
- * and grid split-K (grid_splits) launch every tile's slices, a CTA each. */
-int cvc_grid_for(const cvc_params *k, int64_t fit, int cluster, bool grid_splits);
+ * CTAs place, in whole preferred clusters, when more than `active` preferred ones fit. */
+int cvc_grid_for(const cvc_params *k, int64_t fit, int cluster);
 int64_t cvc_dynamic_fit(int active, int active_fb, int cluster, int fallback);
 
 /* ---- autotune cache (tune.c) --------------------------------------------- */

@@ -37,8 +37,6 @@ struct convcat_plan {
     int grid, cluster, helper_grid;
     int fallback;                /* dynamic cluster: CTAs of the fallback shape (0: static) */
     size_t workspace_bytes;
-    size_t arrivals_at;          /* grid split-K (params.splits > 1): the tiles' arrival words, bytes into
-                                  * the workspace after the slices' sums; 0: not in the grid */
     bool chained;                /* launch with programmatic stream serialization (chained_launch) */
     bool turned;                 /* a unit-stride dgrad as the fprop of dy (DGRAD_AS_FPROP): view is that
                                   * fprop's, and KEY_turn writes its filter into the workspace first */
@@ -117,13 +115,13 @@ static convcat_status check_device(const cvc_driver *drv, const cvc_entry *e, CU
     return CONVCAT_OK;
 }
 
-static cvc_split fill_params(const cvc_entry *e, const cvc_view *v, int sms, unsigned ways, cvc_params *k)
+static void fill_params(const cvc_entry *e, const cvc_view *v, int sms, bool allow_cluster, cvc_params *k)
 {
     const convcat_problem *p = &v->p;
     memset(k, 0, sizeof *k);
     k->gemm_m = (int32_t)v->gemm.m;
     k->k_iters = (int32_t)cvc_k_iters(e, v);
-    const cvc_split sp = cvc_split_for(e, v, sms, ways);
+    const cvc_split sp = cvc_split_for(e, v, sms, allow_cluster);
     k->splits = sp.splits;
     k->split_iters = sp.split_iters;
     k->cluster_splits = sp.cluster;
@@ -167,7 +165,6 @@ static cvc_split fill_params(const cvc_entry *e, const cvc_view *v, int sms, uns
         cvc_phase_params(e, v, &ph, k);
     }
     k->raster_band = cvc_raster_band(e, v, k, sms);
-    return sp;
 }
 
 /* The sm90a raster band (cvc_params.raster_band): tile rows the persistent schedule walks column
@@ -221,15 +218,6 @@ static bool chained_launch(const cvc_entry *e)
     return cvc_has(e, CVC_F_CHAINED) && !(env && strcmp(env, "0") == 0);
 }
 
-/* Grid split-K launches cooperatively (every CTA of the grid resident at once, or the launch fails
- * rather than wait): where the device can. */
-static bool grid_splits_possible(const cvc_driver *drv, CUdevice dev)
-{
-    int cooperative = 0;
-    return drv->cuDeviceGetAttribute(&cooperative, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev) == CUDA_SUCCESS &&
-           cooperative;
-}
-
 /* Clusters of `ctas` CTAs that fit on the device at once (at least one, or a reason). */
 static convcat_status active_clusters(const cvc_driver *drv, const convcat_plan *pl, int sms, int ctas, int *active)
 {
@@ -272,9 +260,9 @@ int64_t cvc_dynamic_fit(int active, int active_fb, int cluster, int fallback)
     return by_fallback > active ? by_fallback : active;
 }
 
-int cvc_grid_for(const cvc_params *k, int64_t fit, int cluster, bool grid_splits)
+int cvc_grid_for(const cvc_params *k, int64_t fit, int cluster)
 {
-    if (k->cluster_splits || grid_splits)   /* a CTA a slice of a tile: every tile's, not persistent */
+    if (k->cluster_splits)   /* a cluster a tile, its CTAs the slices: every tile's, not persistent */
         return k->cluster_tiles_m * k->cluster_tiles_n * k->splits;
     const int64_t tiles = (int64_t)k->cluster_tiles_m * k->cluster_tiles_n * k->splits;
     return (int)((tiles < fit ? tiles : fit) * cluster);
@@ -306,7 +294,7 @@ static convcat_status plan_phases(convcat_plan *pl, const cvc_view *v, int64_t f
         pl->phase_params[i] = pl->params;
         cvc_phase_params(pl->e, v, &ph, &pl->phase_params[i]);
         pl->phase_params[i].reverse_tiles = i % 2;   /* sm90a: start on the dy the last phase read last */
-        pl->phase_grid[i] = cvc_grid_for(&pl->phase_params[i], fit, pl->cluster, false);
+        pl->phase_grid[i] = cvc_grid_for(&pl->phase_params[i], fit, pl->cluster);
     }
     return CONVCAT_OK;
 }
@@ -458,19 +446,18 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
         convcat_plan_destroy(pl);
         return st;
     }
-    cvc_split sp = fill_params(e, &v, sms, grid_splits_possible(drv, dev) ? CVC_SPLIT_ANY : CVC_SPLIT_CLUSTER,
-                               &pl->params);
-    if (sp.cluster) {   /* clusters of the slices, where the device can form them */
+    fill_params(e, &v, sms, true, &pl->params);
+    if (pl->params.cluster_splits) {   /* clusters of the slices, where the device can form them */
         int active = 0;
         pl->cluster = pl->params.splits;
         cvc_error_state before;
         cvc_error_save(&before);
         if (active_clusters(drv, pl, sms, pl->cluster, &active) != CONVCAT_OK) {
-            cvc_log("plan: %s: no cluster of %d CTAs fits (%s); split-K without clusters", e->key, pl->cluster,
+            cvc_log("plan: %s: no cluster of %d CTAs fits (%s); split-K through the workspace", e->key, pl->cluster,
                     convcat_last_error());
             cvc_error_restore(&before);   /* the plan goes on: not this call's failure */
             pl->cluster = 1;
-            sp = fill_params(e, &v, sms, grid_splits_possible(drv, dev) ? CVC_SPLIT_GRID : 0, &pl->params);
+            fill_params(e, &v, sms, false, &pl->params);
         }
     }
     cvc_tma_operands(e, &v, &pl->a, &pl->b);
@@ -478,14 +465,8 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
         const cvc_entry f = cvc_entry_fallback(e);
         cvc_tma_operands(&f, &v, &pl->a_fb, &pl->b_fb);
     }
-    const bool partial = pl->params.splits > 1 && !sp.cluster && !sp.grid;
+    const bool partial = pl->params.splits > 1 && !pl->params.cluster_splits;
     cvc_tma_output(e, &v, partial ? pl->params.splits : 1, &pl->y);
-    if (sp.grid) {   /* the slices' sums, tile by tile, then an arrival word per tile */
-        const int64_t tiles = (int64_t)pl->params.cluster_tiles_m * pl->params.cluster_tiles_n;
-        pl->arrivals_at = (size_t)tiles * (size_t)pl->params.splits * (size_t)e->k.tile_m * (size_t)e->k.tile_n *
-                          sizeof(float);
-        pl->workspace_bytes = pl->arrivals_at + (size_t)tiles * sizeof(uint32_t);
-    }
     if (partial) {
         pl->workspace_bytes = cvc_workspace_bytes(&v, pl->params.splits);
         /* KEY_reduce: 256 threads share 16 float4 of the output at most (its slice lanes) */
@@ -503,7 +484,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
         convcat_plan_destroy(pl);
         return st;
     }
-    pl->grid = cvc_grid_for(&pl->params, fit, pl->cluster, sp.grid);
+    pl->grid = cvc_grid_for(&pl->params, fit, pl->cluster);
     pl->chained = chained_launch(e);
     log_plan(cat, p, pl, picked);
     *out = pl;
@@ -526,8 +507,7 @@ convcat_status convcat_plan_info_get(const convcat_plan *pl, convcat_plan_info *
         info->splits = pl->params.splits;
     }
     if (info->splits > 1)
-        info->split_sums = pl->params.cluster_splits ? CONVCAT_SPLIT_CLUSTER
-                         : pl->arrivals_at ? CONVCAT_SPLIT_GRID : CONVCAT_SPLIT_REDUCE;
+        info->split_sums = pl->params.cluster_splits ? CONVCAT_SPLIT_CLUSTER : CONVCAT_SPLIT_REDUCE;
     return CONVCAT_OK;
 }
 
@@ -700,8 +680,7 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
     const bool transpose = cvc_has(pl->e, CVC_F_TRANSPOSES_FILTER);
     const void *in_b = op == CONVCAT_WGRAD ? t->x : transpose || pl->turned ? t->workspace : t->w;
     void *out = op == CONVCAT_FPROP ? t->y : op == CONVCAT_DGRAD ? (void *)t->x : (void *)t->w;
-    const bool grid_splits = pl->arrivals_at > 0;
-    const bool partial = pl->params.splits > 1 && !pl->params.cluster_splits && !grid_splits;
+    const bool partial = pl->params.splits > 1 && !pl->params.cluster_splits;
     if (pl->turned) {   /* dgrad as the fprop of dy: its filter, turned around, into the workspace */
         const void *w = t->w;
         void *wt = t->workspace;
@@ -739,16 +718,7 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
     params.beta = t->beta;
     params.bias = t->bias;
     params.activation = (int32_t)t->activation;
-    params.workspace = partial || grid_splits ? (float *)t->workspace : NULL;
-    if (grid_splits) {   /* the tiles' arrival words start at zero */
-        params.tile_arrivals = (uint32_t *)((char *)t->workspace + pl->arrivals_at);
-        st = cvc_cuda_check(drv->cuMemsetD32Async((CUdeviceptr)params.tile_arrivals, 0,
-                                                  (size_t)params.cluster_tiles_m * params.cluster_tiles_n,
-                                                  (CUstream)stream),
-                            "cuMemsetD32Async (grid split-K arrival words)");
-        if (st != CONVCAT_OK)
-            return st;
-    }
+    params.workspace = partial ? (float *)t->workspace : NULL;
     /* Clusters linear in x.  Dynamic: the fallback shape is the cluster dimension and the
      * preferred one (a multiple of it, dividing the grid) the preferred dimension.  The third
      * attribute, for chained launches, goes after those in use. */
@@ -801,12 +771,8 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
     st = encode_operand(drv, &map_a, p->a_type, &pl->a, in_a, "cuTensorMapEncode (A operand)");
     if (st == CONVCAT_OK && pl->fallback)
         st = encode_operand(drv, &map_a_fb, p->a_type, &pl->a_fb, in_a, "cuTensorMapEncode (A operand, fallback cluster)");
-    if (grid_splits) {   /* every CTA resident at once, or an error: never a wait for an SM that does not come */
-        attrs[cfg.numAttrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-        attrs[cfg.numAttrs++].value.cooperative = 1;
-    } else if (pl->chained) {   /* sm90a: no preferred cluster dimension, so the slot after the used ones is free */
+    if (pl->chained)   /* sm90a: no preferred cluster dimension, so the slot after the used ones is free */
         attrs[cfg.numAttrs++] = attrs[2];
-    }
     if (st == CONVCAT_OK)
         st = cvc_cuda_check(drv->cuLaunchKernelEx(&cfg, (CUfunction)pl->kernel, args, NULL), pl->e->key);
     if (st != CONVCAT_OK || !partial)

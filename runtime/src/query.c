@@ -101,9 +101,6 @@
                                                      the slab's read from the cluster's (distributed shared
                                                      memory), per SM (fitted on the H100: 20 rows run both ways
                                                      on one kernel) */
-#define GRID_SUMS_BYTES_PER_US 48e3               /* grid split-K: a CTA's f32 sums written to L2 and its slab's
-                                                     slices read back, per SM (first estimate) */
-#define GRID_ARRIVAL_US 1.0                       /* ... the arrival words' memset, and a tile's slices meeting */
 #define CLUSTER_GPC_FILL 0.9375                   /* clusters of 4 and 8 CTAs are placed within a GPC: on 132
                                                      SMs 30 of 4 and 15 of 8 ran at once, 32 and 16 took two
                                                      waves (H100) */
@@ -207,14 +204,6 @@ static int cluster_override(void)
     return env && (env[0] == '0' || env[0] == '1') && !env[1] ? env[0] - '0' : -1;
 }
 
-/* Split-K in the grid (flag GRID_SPLITS): likewise; CONVCAT_GRID_SPLITS=1 wherever a kernel can (its
- * slices in one wave), =0 never. */
-static int grid_override(void)
-{
-    const char *env = getenv("CONVCAT_GRID_SPLITS");
-    return env && (env[0] == '0' || env[0] == '1') && !env[1] ? env[0] - '0' : -1;
-}
-
 int64_t cvc_cluster_split_waves(int64_t tiles, int sms, int slices)
 {
     return waves_of(tiles * slices, slices > 2 ? (int)(sms * CLUSTER_GPC_FILL) : sms, slices);
@@ -229,16 +218,7 @@ static double cluster_fixed_us(const cvc_entry *e, const cvc_view *v, int slices
            TILE_FIXED_US;
 }
 
-/* A grid split-K tile's fixed part besides its stages: its f32 sums to L2 and its slab's slices
- * back, the slab stored, the arrival words' memset and the wait. */
-static double grid_fixed_us(const cvc_entry *e, const cvc_view *v, int slices)
-{
-    const double tile = (double)e->k.tile_m * e->k.tile_n;
-    return 2.0 * tile * 4.0 / GRID_SUMS_BYTES_PER_US + EPILOGUE_US_PER_KB * tile * v->out_bytes / slices / 1024.0 +
-           TILE_FIXED_US + GRID_ARRIVAL_US;
-}
-
-cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, unsigned ways)
+cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool allow_cluster)
 {
     if (sms <= 0)
         sms = DEFAULT_SMS;
@@ -265,32 +245,10 @@ cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, unsigned
             best_us = best.compute_us + reduce;
         }
     }
-    if (!splits || v->p.groups > 1)
-        return best;
-    /* Grid split-K: every tile's slices in one wave (a CTA a slice; the grid kernels' CTAs take an SM
-     * each), adding their sums through L2; no reduction launch. */
-    const int grid = grid_override();
-    if ((ways & CVC_SPLIT_GRID) && cvc_has(e, CVC_F_GRID_SPLITS) && grid != 0) {
-        if (grid == 1)
-            best_us = INFINITY;
-        for (int64_t s = 2; s <= MAX_SPLITS && k_iters / s >= MIN_CLUSTER_SPLIT_STAGES && tm * tn * s <= sms; ++s) {
-            const int64_t per = cvc_ceil_div(k_iters, s);
-            if (cvc_ceil_div(k_iters, per) != s)
-                continue;
-            const double us = (double)per * stage_us + grid_fixed_us(e, v, (int)s) +
-                              (per < MIN_SPLIT_STAGES ? SHORT_SLICE_US : 0.0);
-            if (us < best_us * 0.99) {
-                best = (cvc_split){.splits = (int)s, .split_iters = (int)per, .grid = true, .compute_us = us};
-                best_us = us;
-            }
-        }
-        if (grid == 1 && best.grid)
-            return best;
-    }
     /* Cluster split-K: the slices of a tile are a cluster (a power of two of them, at most
      * CVC_CLUSTER_SPLITS_MAX, every slice as long), a tile a CTA; no reduction launch. */
     const int force = cluster_override();
-    if (!(ways & CVC_SPLIT_CLUSTER) || !cvc_has(e, CVC_F_CLUSTER_SPLITS) || force == 0)
+    if (!splits || !allow_cluster || !cvc_has(e, CVC_F_CLUSTER_SPLITS) || v->p.groups > 1 || force == 0)
         return best;
     if (force == 1)
         best_us = INFINITY;
@@ -310,7 +268,7 @@ cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, unsigned
 
 int cvc_splits(const cvc_entry *e, const cvc_view *v, int sms, int *split_iters)
 {
-    const cvc_split s = cvc_split_for(e, v, sms, CVC_SPLIT_ANY);
+    const cvc_split s = cvc_split_for(e, v, sms, true);
     *split_iters = s.split_iters;
     return s.splits;
 }
@@ -319,7 +277,7 @@ static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
 {
     const cvc_key *k = &e->k;
     const convcat_problem *p = &v->p;
-    const cvc_split sp = cvc_split_for(e, v, sms, CVC_SPLIT_ANY);
+    const cvc_split sp = cvc_split_for(e, v, sms, true);
     double compute_us = sp.compute_us;
     if (k->op == CONVCAT_DGRAD && v->strided) {   /* strided dgrad: a launch per stride phase */
         cvc_phase_classes sizes;   /* a launch's cost depends on its phase's sizes alone */

@@ -905,9 +905,8 @@ static int cmd_run(const catalogs *c, const char *which, const opts *o)
         printf("kernel:  %s\n", e.key);
         if (v.workspace_bytes)
             printf("workspace: %zu bytes\n", v.workspace_bytes);
-        static const char *const sums[] = {"", "added by a second launch", "added within each cluster",
-                                           "added within the grid"};
-        if (v.splits > 1 && v.split_sums >= 0 && v.split_sums <= CONVCAT_SPLIT_GRID)
+        static const char *const sums[] = {"", "added by a second launch", "added within each cluster"};
+        if (v.splits > 1 && v.split_sums >= 0 && v.split_sums <= CONVCAT_SPLIT_CLUSTER)
             printf("split-K: %d slices, %s\n", v.splits, sums[v.split_sums]);
         if (o->verify) {
             printf("verify:  %s  rel. error %.3e (bound %.3e), %lld non-finite and %lld outlying outputs "

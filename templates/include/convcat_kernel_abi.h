@@ -55,10 +55,6 @@
  * first, KEY(const __grid_constant__ cvc_tmap tmap_in, const __grid_constant__ cvc_direct_params p);
  * a runtime of ABI 15 would pass the parameter block alone.
  *
- * ABI 18: cvc_params gains tile_arrivals (sm90a TMA kernels of flag GRID_SPLITS: a tile's split-K
- * slices add their sums in the grid, through the workspace, without KEY_reduce); a runtime of ABI 17
- * would pass a block without it.
- *
  * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) take two more
  * parameters after p, the A and B maps of the fallback cluster shape
  * (const __grid_constant__ CUtensorMap tmap_a_fb, tmap_b_fb), read when the
@@ -71,7 +67,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 18
+#define CONVCAT_KERNEL_ABI 17
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
@@ -91,8 +87,7 @@ typedef struct cvc_params {
     void *y;                 /* output (stored through tmap_y), for residual reads and the wgrad reduction */
     const void *c;           /* residual added as beta*C (same layout as y), NULL when beta == 0 */
     const void *bias;        /* per output channel, the output's type; NULL: none (fprop only) */
-    float *workspace;        /* split-K partial sums, f32: [splits][K][T*R*S][C] for KEY_reduce (grouped: [c]; fprop:
-                              * [splits][M][K]), [tiles][splits][BM][BN] for grid split-K; NULL if splits == 1 */
+    float *workspace;        /* wgrad split-K partial sums, [splits][K][T*R*S][C] f32 (grouped: [c]); NULL if splits == 1 */
     int64_t ldy;             /* elements between consecutive GEMM rows of y and C */
     float alpha, beta;
     int32_t gemm_m;          /* fprop: N*Z*P*Q; dgrad: N*D*H*W; wgrad: K */
@@ -134,12 +129,6 @@ typedef struct cvc_params {
      * of one tile each (cluster x = splits, a tile per CTA, slice = rank), which add their f32 sums
      * through distributed shared memory and finish them: no workspace, no KEY_reduce.  0 otherwise. */
     int32_t cluster_splits;
-    /* Grid split-K (flag GRID_SPLITS): non-NULL where the `splits` slices of a tile are consecutive
-     * CTAs of one wave (a tile a CTA, slice = ct % splits), which write their f32 sums into the
-     * workspace (tile by tile: [tiles][splits][BM][BN]), count themselves in by the tile's word here
-     * (zeroed before the launch), wait for the others, and add slab `slice` of the tile's rows in
-     * slice order: no KEY_reduce.  NULL otherwise. */
-    uint32_t *tile_arrivals;
 } cvc_params;
 
 /* ---- the gather family (templates/gather_conv.cu.j2) ---------------------------------

@@ -209,35 +209,4 @@ CVC_DEV void cvc_cluster_sync(void)
                  "barrier.cluster.wait.acquire;" ::: "memory");
 }
 
-/* ---- grid split-K: a tile's slices meet through global memory (§8 memory model) ---------- */
-
-/* Count this CTA in at *word: its earlier writes (seen by this thread through a barrier with
- * the writers, §8.9.2 causality) are visible to whoever acquires the count. */
-CVC_DEV void cvc_red_release_gpu_add(uint32_t *word, uint32_t v)
-{
-    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(word), "r"(v) : "memory");
-}
-
-CVC_DEV uint32_t cvc_ld_acquire_gpu(const uint32_t *word)
-{
-    uint32_t v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(word) : "memory");
-    return v;
-}
-
-/* Two f32 sums to global memory, kept in L2 only (other SMs read them next). */
-CVC_DEV void cvc_st_global_cg_f32x2(float *at, float x, float y)
-{
-    asm volatile("st.global.cg.v2.f32 [%0], {%1, %2};" ::"l"(at), "f"(x), "f"(y) : "memory");
-}
-
-/* Four floats from L2 (not this SM's L1: another SM wrote them). */
-CVC_DEV float4 cvc_ld_global_cg_f4(const float *at)
-{
-    float4 v;
-    asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(at) : "memory");
-    return v;
-}
-
 #endif
