@@ -66,13 +66,17 @@ static const double TILE_SCALE[3] = {2.3, 2.0, 2.8};
 #define SM_SMEM_BYTES (227 * 1024)
 
 /* Input-tile kernels (flag INPUT_TILE): microseconds of an SM per block's m16n8k16 MMA, per element of
- * its input tile's copy and per output it stores; least squares on 8 (row, tile) pairs of the stems
- * of networks.txt (H100, bf16: the 7x7, 3x3 and 4x4 C = 3 stems and wav2vec2's, both tiles), measured
- * over modelled 0.87-1.17.  The stores weigh most: a wav2vec2 block of 128 x 64 outputs took 2.8 us of
- * an SM, its MMAs and copy a tenth of that. */
+ * its input tile's copy and per output it stores, and a launch's start (a CTA stages its filters before
+ * its first block).  MMA and copy: least squares on 8 (row, tile) pairs of the stems of networks.txt
+ * (H100, bf16: the 7x7, 3x3 and 4x4 C = 3 stems and wav2vec2's, both tiles).  Output and start: refit
+ * after the plain epilogue (a pair of filters one 32-bit store) made the stems 1.2-1.4x faster, on
+ * the stems of networks.txt, resnet50.txt and sd_unet.txt (H100, bf16, 10 rows on their picks):
+ * measured over modelled 0.84-1.17, where the output term alone left Stable Diffusion's small conv_in
+ * at 1.75. */
 #define TILE_MMA_US 0.00099
 #define TILE_COPY_US 0.000164
-#define TILE_OUTPUT_US 0.00032
+#define TILE_OUTPUT_US 0.00017
+#define TILE_START_US 4.0
 
 /* CTAs one SM holds at once of a kernel of `smem` bytes of shared memory: by threads, registers
  * (ptxas's count, in the index) and shared memory. */
@@ -206,7 +210,7 @@ static double tile_us(const cvc_entry *e, const cvc_view *v, int sms, const cvc_
     const double bytes = (double)v->in_pixels * p->c * v->a_bytes + cvc_filter_bytes(v) +
                          (double)v->pixels * p->k * v->out_bytes;
     const double dram_us = bytes / DRAM_BYTES_PER_US;
-    return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + FIRST_LAUNCH_US;
+    return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + FIRST_LAUNCH_US + TILE_START_US;
 }
 
 /* The widest load (elements, a power of two of the kernel's vec_mask) dividing `run`. */
