@@ -248,11 +248,16 @@ static void staged_wgrad_blocks(const cvc_entry *e, const shape *s, const cvc_vi
     b->segs = (int)cvc_ceil_div(cols, cvc_ceil_div(cols, max_segs));
     b->blocks_h = cvc_ceil_div(s->out_ext[1], b->rows);
     b->blocks_w = cvc_ceil_div(cols, b->segs);
-    b->x_rows = (int)((int64_t)(b->rows - 1) * s->stride[1] + v->reach[1] + 1);
-    b->pitch = (int)((int64_t)(b->segs * seg - 1) * s->stride[2] + v->reach[2] + 1) | 1;
+    /* Extents and bytes clamped to INT32_MAX (a tile that large is refused: it passes shared memory),
+     * so that no product overflows. */
+    const int64_t x_rows = (int64_t)(b->rows - 1) * s->stride[1] + v->reach[1] + 1;
+    const int64_t pitch = (int64_t)(b->segs * seg - 1) * s->stride[2] + v->reach[2] + 1;
+    b->x_rows = (int)(x_rows < INT32_MAX ? x_rows : INT32_MAX);
+    b->pitch = (int)(pitch < INT32_MAX ? pitch : INT32_MAX) | 1;
     const int items = b->rows * b->segs, most = e->threads / (e->k.tile_k / e->block_vec) / (int)v->filt[1];
     b->pixel_groups = most < 1 ? 0 : (int)cvc_ceil_div(items, cvc_ceil_div(items, most));
-    b->x_bytes = round128((int64_t)b->x_rows * b->pitch * e->stage_pixel_bytes);
+    const double x_bytes = (double)b->x_rows * b->pitch * e->stage_pixel_bytes;
+    b->x_bytes = round128(x_bytes < INT32_MAX ? (int64_t)x_bytes : INT32_MAX);
     b->stage_bytes = b->x_bytes + round128((int64_t)items * seg * e->stage_pixel_bytes);
 }
 
