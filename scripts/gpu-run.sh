@@ -73,7 +73,7 @@ if [[ $what == *sanitize* ]]; then
     # split-K in clusters of 8 slices of a 1x1 layer, alpha and beta; per-tap 3D; tf32's stage
     # copy; grouped c = 8); gather fprop (grouped, C = 3 through
     # registers; split K with bias, ReLU and beta), dgrad (strided, grouped), wgrad (split, odd C); grouped fprop (a
-    # pack of groups; a group a column, stride 2) and a tile N 32 fprop; direct fprop (7x7 with bias
+    # pack of groups; a group a column, stride 2; c = 4 widened) and dgrad (c = 8 widened), a tile N 32 fprop; direct fprop (7x7 with bias
     # and SiLU; staged 7x7; 4 channels a group, stride 2), dgrad (stride 2, multiplier 2; staged; 8
     # channels a group), wgrad (3D; 4 channels a group, stride 2; staged 7x7 with a part channel
     # block, alpha and beta; staged 5x3 at stride 2 with H dilation 2).
@@ -144,6 +144,10 @@ if [[ $what == *sanitize* ]]; then
             --n 2 --h 9 --w 11 --c 128 --k 256 --r 3 --s 3 --pad_h 1 --pad_w 1 --groups 8 --bias --act gelu --beta 0.5
         run_san $tool grouped_band sm90a_fprop_2d_f16_f16_f32_f16_128x128x64_s4_c1x1_grouped \
             --n 2 --h 9 --w 7 --c 160 --k 512 --r 3 --s 3 --pad_h 1 --pad_w 1 --stride_h 2 --stride_w 2 --groups 2
+        run_san $tool grouped_widened sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_grouped \
+            --n 2 --h 9 --w 11 --c 128 --k 128 --r 3 --s 3 --pad_h 1 --pad_w 1 --groups 32 --bias --act gelu --beta 0.5
+        run_san $tool grouped_widened_dgrad sm90a_fprop_2d_f16_f16_f32_f16_256x64x64_s4_c1x1_grouped --op dgrad \
+            --n 2 --h 9 --w 11 --c 256 --k 256 --r 3 --s 3 --pad_h 1 --pad_w 1 --groups 32 --beta 0.5
         run_san $tool n32 sm90a_fprop_2d_bf16_bf16_f32_bf16_128x32x64_s4_c1x1_coop \
             --n 4 --h 28 --w 28 --c 96 --k 24 --r 1 --s 1 --bias --act relu --alpha 0.5 --beta 0.75
     done

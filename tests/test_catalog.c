@@ -660,8 +660,10 @@ static void test_derived_fields_are_range_checked(void)
     REFUSE_THEN_OPEN(f, fp, FLAGS, fp_flags | CVC_F_CLUSTER_SPLITS, fp_flags, ways);
     if (w_flags & CVC_F_CLUSTER_SPLITS)
         REFUSE_THEN_OPEN(f, w, FLAGS, w_flags & ~(uint64_t)CVC_F_SPLITS_K, w_flags, ways);
-    /* Dgrad as fprop: the grouped schedule's kernels export KEY_turn, a coop kernel does not. */
-    REFUSE_THEN_OPEN(f, t, FLAGS, flags | CVC_F_DGRAD_AS_FPROP, flags, "dgrad as fprop are the grouped schedule's");
+    /* Dgrad as fprop and widened groups: the grouped schedule's kernels export KEY_regroup, a coop
+     * kernel does not. */
+    REFUSE_THEN_OPEN(f, t, FLAGS, flags | CVC_F_DGRAD_AS_FPROP, flags, "widened groups are the grouped schedule's");
+    REFUSE_THEN_OPEN(f, t, FLAGS, flags | CVC_F_WIDENS_GROUPS, flags, "widened groups are the grouped schedule's");
     /* The family is the schedule's: a TMA key's record saying gather (its launch would misread the
      * parameters), or no family at all. */
     REFUSE_THEN_OPEN(f, t, FAMILY, CVC_FAMILY_GATHER, CVC_FAMILY_TMA, "is not the schedule's");
@@ -675,7 +677,7 @@ static void test_derived_fields_are_range_checked(void)
     REFUSE_THEN_OPEN(f, t, K_ALIGN, 0, 16, align);
     REFUSE_THEN_OPEN(f, g, C_ALIGN, 0, 1, align);
     REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_PACKED + 1, CVC_GROUPS_NONE, align);
-    REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_PACKED, CVC_GROUPS_NONE, "packed groups and dgrad as fprop are");
+    REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_PACKED, CVC_GROUPS_NONE, "packed groups, dgrad as fprop and");
     /* A TMA kernel runs groups only on its diagonal blocks (square wgrad tiles) and has a stride limit. */
     REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_ANY, CVC_GROUPS_NONE, "a TMA kernel with pointer-family group support");
     REFUSE_THEN_OPEN(f, t, GROUPS_MODE, CVC_GROUPS_DEPTHWISE, CVC_GROUPS_NONE, "pointer-family group support");

@@ -560,13 +560,15 @@ class Validity(unittest.TestCase):
         self.assertEqual(vals["groups_mode"], index.GROUPS_MODE["packed"])
         self.assertEqual(vals["group_c_mask"], (1 << 4) | (1 << 5))
         self.assertTrue(vals["flags"] & index.FLAG_BITS["VERIFIED"])   # the GPU suite ran them
-        self.assertTrue(vals["flags"] & index.FLAG_BITS["DGRAD_AS_FPROP"])   # exports KEY_turn
-        self.assertFalse(space.index_values(key(BF16))["flags"] & index.FLAG_BITS["DGRAD_AS_FPROP"])
+        self.assertTrue(vals["flags"] & index.FLAG_BITS["DGRAD_AS_FPROP"])   # exports KEY_regroup
+        self.assertTrue(vals["flags"] & index.FLAG_BITS["WIDENS_GROUPS"])
+        for flag in ("DGRAD_AS_FPROP", "WIDENS_GROUPS"):
+            self.assertFalse(space.index_values(key(BF16))["flags"] & index.FLAG_BITS[flag])
         self.assertTrue(space.index_values(key(BF16))["flags"] & index.FLAG_BITS["VERIFIED"])
         src = render.render(k)
         for text in ("wgmma.mma_async.sync.aligned.m64n16k16", "wgmma.mma_async.sync.aligned.m64n32k16",
                      "m64n64k16", "const int chan0 = n0 / p->group_filters * p->group_channels;",
-                     "c + chan0", "consume_pack3(", f"{k.name()}_turn("):
+                     "c + chan0", "consume_pack3(", f"{k.name()}_regroup("):
             self.assertIn(text, src)
         self.assertNotIn("chan0", render.render(key(BF16)))
         # The runtime's rule (k and c in the mask, k dividing tile N, the pack's P x c channels within

@@ -525,6 +525,14 @@ static const grouped_shape packed_groups_2d[] = {
     /* ^ c = k = 512, stride 2, beta, bias and ReLU */
     GK2(2, 9, 8, 256, 128, 2, 3, 3, 1, 1, 1),       /* c = 128, k = 64; its dgrad: a group a 128-wide column */
     GK2(2, 9, 9, 256, 128, 8, 3, 3, 1, 1, 1),       /* c = 32, k = 16; its dgrad: packs of 4 at tile N 128 */
+    /* groups narrower than a pack, run widened (WIDENS_GROUPS), fprop and unit-stride dgrad alike */
+    GK2(2, 14, 14, 256, 256, 32, 3, 3, 1, 1, 1),    /* c = k = 8 (ResNeXt-50's 28 x 28 stage): 2 groups as one */
+    GK2(2, 11, 9, 128, 128, 32, 3, 3, 1, 1, 1),     /* c = k = 4: 4 as one */
+    GK2(2, 9, 9, 64, 64, 32, 3, 3, 1, 2, 1),        /* c = k = 2, stride 2: 8 as one */
+    GK2(2, 10, 12, 64, 128, 8, 3, 3, 1, 1, 1),      /* c = 8, k = 16: groups of 16 and 32; its dgrad no pack */
+    {32, {2, 1, 9, 11, 256, 256, 1, 3, 3, {0, 1, 1}, {0, 1, 2}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 1,
+          CONVCAT_ACT_GELU}},
+    /* ^ c = k = 8, asymmetric padding, alpha, beta, bias and GELU */
 };
 
 static const grouped_shape packed_groups_1d[] = {
@@ -534,6 +542,8 @@ static const grouped_shape packed_groups_1d[] = {
     GK1(2, 81, 64, 128, 4, 3, 1, 1, 1),             /* c = 16, k = 32 */
     GK1(2, 50, 96, 256, 2, 3, 1, 1, 1),             /* c = 48, k = 128: a stage reads the next group's channels */
     GK1(2, 60, 256, 128, 2, 3, 1, 1, 1),            /* c = 128, k = 64; its dgrad: a group a 128-wide column */
+    GK1(2, 77, 128, 128, 16, 3, 1, 1, 1),           /* c = k = 8, widened */
+    GK1(2, 64, 64, 64, 16, 5, 2, 1, 2),             /* c = k = 4, widened, dilation 2 */
 };
 
 static const grouped_shape packed_groups_3d[] = {
@@ -543,6 +553,8 @@ static const grouped_shape packed_groups_3d[] = {
     GK3(1, 4, 6, 7, 64, 64, 2, 3, 1, 1, 1),         /* c = k = 32 */
     GK3(1, 3, 5, 6, 192, 256, 2, 3, 1, 1, 1),       /* c = 96, k = 128: two channel blocks, the second part */
     GK3(1, 3, 5, 6, 256, 128, 2, 3, 1, 1, 1),       /* c = 128, k = 64; its dgrad: a group a 128-wide column */
+    GK3(2, 4, 6, 7, 64, 64, 8, 3, 1, 1, 1),         /* c = k = 8, widened */
+    GK3(1, 4, 5, 6, 64, 64, 16, 3, 1, 1, 1),        /* c = k = 4, widened */
 };
 
 /* ---- odd and small channel counts (groups 1): the stems, squeeze-and-excite, classifiers -- */
@@ -874,9 +886,11 @@ static int check_op_dims(size_t index, const convcat_entry_info *e, const shape 
     if (p.groups > 1 && convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK &&
         (strstr(why, "this kernel takes groups = 1") ||
          (e->schedule == CONVCAT_GROUPED && (strstr(why, "a tile column takes one group of k a multiple of") ||
+                                             strstr(why, "nor does a pack take 2, 4, ... of these groups") ||
                                              strstr(why, "runs unit-stride dgrad only"))))) {
         ++grouped_by_design;   /* wgrad TMA kernels of tile M == N, cluster M 1 run grouped problems, and
-                                  the grouped schedule's fprop kernels those of whole groups a tile column */
+                                  the grouped schedule's fprop kernels those of whole groups a tile column,
+                                  or whose packs take them widened */
         return 0;
     }
     if (e->family == CONVCAT_FAMILY_DIRECT && convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK &&

@@ -624,12 +624,12 @@ static const group_case packed_cases[] = {
     {G128, 256, 128, 8, NULL},     /* c = 16, k = 32: packs of 4 at tile N 128 */
     {G128, 512, 160, 2, NULL},     /* c = 80, k = 256 */
     {G64, 64, 64, 1, "groups = 1: this kernel runs grouped problems"},
-    {G64, 256, 256, 32, "groups = 32: k = 8 filters, c = 8 channels a group; a tile column takes one group of k a "
-                        "multiple of 64, or a pack of groups of k and c in 16, 32 within a 64-channel stage"},
+    {G64, 24, 24, 3, "groups = 3: k = 8 filters, c = 8 channels a group; a tile column takes one group of k a "
+                     "multiple of 64, or a pack of groups of k and c in 16, 32 within a 64-channel stage"},
     {G64, 192, 192, 8, "k = 24 filters, c = 24 channels a group"},
     {G64, 512, 1024, 16, "k = 32 filters, c = 64 channels a group"},   /* 2 x 64 channels > tile K */
     {G64, 96, 96, 2, "k = 48 filters, c = 48 channels a group"},
-    {G64, 128, 128, 32, "C / groups = 4 channels per group: a multiple of 8"},
+    {G64, 12, 12, 3, "C / groups = 4 channels per group: a multiple of 8"},   /* 3 groups: none widened */
     {G128, 512, 512, 32, "k = 16 filters, c = 16 channels a group"},   /* 8 groups of 16 channels > tile K */
     {G128, 512, 512, 16, "within a 64-channel stage"},                 /* 4 x 32 channels */
     {G128, 128, 128, 2, "k = 64 filters, c = 64 channels a group"},    /* no n64 pack compiled */
@@ -661,12 +661,15 @@ static void test_grouped_fprop_cases(void)
         CU_ASSERT_EQUAL(b.dims[0], (uint64_t)(p.c / p.groups));   /* the filters: (c, taps, K) */
     }
     CU_ASSERT_EQUAL(ok, 8);
-    /* The mask is the entry's: without 32 in it, packs of 32 filters are refused. */
+    /* The mask is the entry's: without 32 in it, packs of 32 filters are refused (3 groups: none
+     * widened to a 64-filter column). */
     cvc_entry narrow = unit_entry(G64);
     narrow.group_c_mask &= ~(1u << 5);
     convcat_problem p = unit_problem(CONVCAT_FPROP, 2, CONVCAT_BF16, CONVCAT_BF16);
-    p.c = p.k = 1024;
-    BOTH(narrow, p, groups, 64, 32, "k = 32 filters, c = 32 channels a group");
+    p.c = p.k = 96, p.groups = 3;
+    const cvc_entry whole = unit_entry(G64);
+    expect(__LINE__, &whole, &p, CONVCAT_OK, NULL);
+    expect(__LINE__, &narrow, &p, CONVCAT_ERR_UNSUPPORTED, "k = 32 filters, c = 32 channels a group");
     /* Unit-stride grouped dgrad runs as the fprop of dy (DGRAD_AS_FPROP): C and K exchanged, the
      * padding turned around, dx's extents its output; strides, paddings past the reach and wgrad are
      * refused, and coop fprop kernels still refuse dgrad. */
@@ -684,18 +687,83 @@ static void test_grouped_fprop_cases(void)
     BOTH(g64, d, stride[2], 1, 2, "as the fprop of dy");
     BOTH(g64, d, stride[2], 1, 2, "runs unit-stride dgrad only");
     BOTH(g64, d, pad_lo[2], 1, 3, "passes the filter's reach 2");
-    BOTH(g64, d, groups, 16, 64, "as the fprop of dy: C / groups = 4 channels per group");   /* dy's 4 a group */
+    convcat_problem odd = d;   /* dy's 4 channels a group, 3 groups: none widened */
+    odd.c = 24, odd.k = 12, odd.groups = 3;
+    expect(__LINE__, &g64, &odd, CONVCAT_ERR_UNSUPPORTED, "as the fprop of dy: C / groups = 4 channels per group");
     convcat_problem wg = d;
     wg.op = CONVCAT_WGRAD;
     expect(__LINE__, &g64, &wg, CONVCAT_ERR_UNSUPPORTED, "kernel computes fprop, problem is wgrad");
     const cvc_entry coop_fprop = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_coop");
     expect(__LINE__, &coop_fprop, &d, CONVCAT_ERR_UNSUPPORTED, "kernel computes fprop, problem is dgrad");
     const double turned_us = cvc_predict_us(&g64, unit_view(&d), 132), fprop_us = cvc_predict_us(&g64, &turned, 132);
-    CU_ASSERT_TRUE(turned_us > fprop_us + 1.0);   /* KEY_turn's launch on top of the fprop of dy */
+    CU_ASSERT_TRUE(turned_us > fprop_us + 1.0);   /* KEY_regroup's launch on top of the fprop of dy */
     /* Coop fprop kernels still refuse grouped problems; their grouped twin is a kernel of its own. */
     const cvc_entry coop = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_coop");
     p.c = p.k = 512;
     BOTH(coop, p, groups, 1, 32, "groups = 32: this kernel takes groups = 1");
+}
+
+/* Groups narrower than the packs (WIDENS_GROUPS): F adjacent groups run as one block-diagonal group
+ * of F x c channels and F x k filters, F the smallest power of two dividing groups whose widened
+ * groups a pack takes; the plan's filter is KEY_regroup's.  Both ways, for fprop and for unit-stride
+ * dgrad (turned, then widened). */
+static void test_widened_groups(void)
+{
+    static const struct {
+        int c, k, groups, widen;   /* widen 0: refused, for `why` */
+        const char *why;
+    } cases[] = {
+        {256, 256, 32, 2, NULL},   /* c = k = 8 (ResNeXt-50's 28 x 28 stage): 16 groups of 16 */
+        {128, 128, 32, 4, NULL},   /* c = k = 4: 8 groups of 16 */
+        {128, 128, 64, 8, NULL},   /* c = k = 2 */
+        {256, 512, 32, 2, NULL},   /* c = 8, k = 16: 16 groups of 16 channels and 32 filters */
+        {24, 24, 3, 0, "k = 8 filters, c = 8 channels a group"},   /* 3 groups: no power of two divides them */
+        {40, 40, 10, 0, "C / groups = 4 channels per group: a multiple of 8"},   /* 2 as one: no pack takes 8 */
+    };
+    const cvc_entry g64 = unit_entry(G64);
+    CU_ASSERT_TRUE(cvc_has(&g64, CVC_F_WIDENS_GROUPS));
+    for (size_t i = 0; i < CVC_ARRAY_LEN(cases); ++i) {
+        convcat_problem p = unit_problem(CONVCAT_FPROP, 2, CONVCAT_BF16, CONVCAT_BF16);
+        p.c = cases[i].c, p.k = cases[i].k, p.groups = cases[i].groups;
+        const cvc_view *v = unit_view(&p);
+        CU_ASSERT_EQUAL(cvc_widening(&g64, v), cases[i].widen ? cases[i].widen : 1);
+        expect(__LINE__, &g64, &p, cases[i].widen ? CONVCAT_OK : CONVCAT_ERR_UNSUPPORTED, cases[i].why);
+        if (!cases[i].widen)
+            continue;
+        cvc_view wide;
+        CU_ASSERT_EQUAL(cvc_widened_view(v, cases[i].widen, &wide), CONVCAT_OK);
+        CU_ASSERT_TRUE(wide.p.groups * cases[i].widen == p.groups && wide.cg == v->cg * cases[i].widen &&
+                       wide.kg == v->kg * cases[i].widen && wide.p.c == p.c && wide.p.k == p.k);
+        CU_ASSERT_EQUAL(cvc_widening(&g64, &wide), 1);   /* a pack takes the widened groups as they are */
+        /* priced as the widened problem after KEY_regroup's copy */
+        CU_ASSERT_TRUE(cvc_predict_us(&g64, v, 132) > cvc_predict_us(&g64, &wide, 132) + 1.0);
+    }
+    /* The mask is the entry's: without 16 in it, c = 8 widens to packs of 2 groups of 32. */
+    cvc_entry narrow = unit_entry(G64);
+    narrow.group_c_mask &= ~(1u << 4);
+    convcat_problem p = unit_problem(CONVCAT_FPROP, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.c = p.k = 256, p.groups = 32;
+    CU_ASSERT_EQUAL(cvc_widening(&narrow, unit_view(&p)), 4);
+    expect(__LINE__, &narrow, &p, CONVCAT_OK, NULL);
+    /* Without the flag, nothing widens. */
+    narrow = unit_entry(G64);
+    narrow.flags &= ~CVC_F_WIDENS_GROUPS;
+    CU_ASSERT_EQUAL(cvc_widening(&narrow, unit_view(&p)), 1);
+    expect(__LINE__, &narrow, &p, CONVCAT_ERR_UNSUPPORTED, "k = 8 filters, c = 8 channels a group");
+    /* Unit-stride dgrad: turned (the fprop of dy, 8 channels and 8 filters a group), then widened by 2;
+     * dx's 4 channels and dy's 8 a group widen to no pack (8 filters, or 4 x 32 channels > tile K). */
+    convcat_problem d = unit_problem(CONVCAT_DGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);
+    d.c = 256, d.k = 256, d.groups = 32, d.r = d.s = 3, d.pad_lo[1] = d.pad_lo[2] = d.pad_hi[1] = d.pad_hi[2] = 1;
+    expect(__LINE__, &g64, &d, CONVCAT_OK, NULL);
+    cvc_view turned;
+    CU_ASSERT_EQUAL(cvc_turned_view(unit_view(&d), &turned, NULL, 0), CONVCAT_OK);
+    CU_ASSERT_EQUAL(cvc_widening(&g64, &turned), 2);
+    d.c = 128;
+    expect(__LINE__, &g64, &d, CONVCAT_ERR_UNSUPPORTED, "as the fprop of dy");
+    d.c = 256;
+    /* A strided one is still refused, as the fprop of dy. */
+    d.stride[1] = 2;
+    expect(__LINE__, &g64, &d, CONVCAT_ERR_UNSUPPORTED, "runs unit-stride dgrad only");
 }
 
 /* 32 and 64 channels per group: in every diagonal kernel's group_c_mask, so they run. */
@@ -2379,6 +2447,7 @@ int main(void)
         {"gather packs groups", test_gather_packs_groups},
         {"tma reuses B", test_tma_reuses_b},
         {"grouped fprop: whole groups a tile column", test_grouped_fprop_cases},
+        {"grouped fprop and dgrad: narrow groups widened", test_widened_groups},
         {"tile K 32 pricing", test_tile_k_32_pricing},
         {"dgrad phase boxes stand for every phase", test_dgrad_phase_boxes_stand_for_every_phase},
         {"dgrad phase sizes count every residue", test_dgrad_phase_sizes_count_every_residue},

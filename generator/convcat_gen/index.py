@@ -51,7 +51,7 @@ FLAGS = {
     "REUSES_B": "TMA fprop and dgrad: where every tile runs the same K stages of one tile column and they divide "
                 "the ring, a ring slot's B (filters) loads on its first fill only",
     "DGRAD_AS_FPROP": "TMA fprop (schedule grouped): runs unit-stride dgrad as the fprop of dy, its filters turned "
-                      "around into the workspace by KEY_turn (exported)",
+                      "around into the workspace by KEY_regroup (exported)",
     "CLUSTER_SPLITS": "TMA wgrad (sm90a): split-K slices of one tile may run as one cluster of up to "
                       "CLUSTER_SPLITS_MAX CTAs that add their sums through distributed shared memory "
                       "(cvc_params.cluster_splits): no workspace, no KEY_reduce",
@@ -59,6 +59,8 @@ FLAGS = {
                 "parameter is a tensor map of the input (C x W x H x N, boxes of the tile: tile_ext)",
     "INPUT_TILE": "gather fprop of at most CVC_TILE_MAX_CHANNELS channels (one stage): a CTA stages its filters once and "
                   "each block's input tile, channels padded to tile_cp, and reads A from the tile (tile_* parameters)",
+    "WIDENS_GROUPS": "TMA fprop (schedule grouped): runs groups narrower than its packs as block-diagonal groups of F "
+                     "adjacent ones (F a power of two), the filter widened into the workspace by KEY_regroup (exported)",
 }
 FLAG_BITS = {name: 1 << i for i, name in enumerate(FLAGS)}
 # Slices of a CLUSTER_SPLITS kernel's cluster, at most: the portable cluster size (the

@@ -166,7 +166,7 @@ def sm90a_context(key: space.Key) -> dict:
                 ([dict(name=key.name() + "_strided", strided=True, strided_arg=", true")] if scatter else []),
         helpers=((["common/kernel_reduce.j2"] if splits else []) + (["common/kernel_fill.j2"] if scatter else []) +
                  (["sm90a/kernel_transpose.j2"] if space.transposes_filter(key) else []) +
-                 (["sm90a/kernel_turn.j2"] if packs else [])),
+                 (["sm90a/kernel_regroup.j2"] if packs else [])),
         # the producer (sm90a/producer.j2, common/im2col_tile.j2, common/loads_*.j2, common/wgrad_columns.j2)
         tile_setup="common/wgrad_columns.j2" if op == "wgrad" else "common/im2col_tile.j2",
         loads=f"common/loads_{op}.j2", tma=parts.tma_coords(key.dims, "cvc_tma_"),

@@ -341,7 +341,9 @@ def groups_fprop(key: Key) -> bool:
     (x's channels (n0 / k) * c on) and B from the filters as (c, taps, K), whose channels past c
     TMA zero-fills, so that a stage's channels of the next group meet zeros.  The accumulators
     of the P groups' m64nk MMAs are those of one m64n(tile N) MMA, so the epilogue is coop's.
-    The index records it (groups_mode "packed", group_c_mask: the pack widths)."""
+    The index records it (groups_mode "packed", group_c_mask: the pack widths).  Groups narrower
+    than a pack's (c = 2, 4, 8: ResNeXt's first stages) run as block-diagonal groups of F adjacent
+    ones that a pack takes, their filter widened by KEY_regroup (flag WIDENS_GROUPS)."""
     return key.arch == "sm90a" and key.schedule == "grouped"
 
 
@@ -774,7 +776,7 @@ def _tma_capabilities(key: Key) -> dict:
     if reuses_b(key):
         flags.append("REUSES_B")
     if groups_fprop(key):
-        flags.append("DGRAD_AS_FPROP")
+        flags += ["DGRAD_AS_FPROP", "WIDENS_GROUPS"]
     if groups_wgrad(key) and sm90:
         flags.append("GROUPED_SPLITS")
     if cluster_splits(key):

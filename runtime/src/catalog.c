@@ -97,9 +97,10 @@ static convcat_status check_derived(size_t i, const cvc_entry *e)
         if (e->groups_mode == CVC_GROUPS_DIAGONAL && (k->op != CONVCAT_WGRAD || k->tile_m != k->tile_n))
             BAD("catalog entry %zu (%s): diagonal groups on a kernel that is not a square wgrad tile", i, e->key);
         if ((e->groups_mode == CVC_GROUPS_PACKED) != (k->schedule == CONVCAT_GROUPED) ||
-            (cvc_has(e, CVC_F_DGRAD_AS_FPROP) && (k->schedule != CONVCAT_GROUPED || k->op != CONVCAT_FPROP)))
-            BAD("catalog entry %zu (%s): packed groups and dgrad as fprop are the grouped schedule's, and only its",
-                i, e->key);
+            (cvc_has(e, CVC_F_DGRAD_AS_FPROP | CVC_F_WIDENS_GROUPS) &&
+             (k->schedule != CONVCAT_GROUPED || k->op != CONVCAT_FPROP)))
+            BAD("catalog entry %zu (%s): packed groups, dgrad as fprop and widened groups are the grouped schedule's, "
+                "and only its", i, e->key);
         if (e->groups_mode == CVC_GROUPS_ANY || e->groups_mode == CVC_GROUPS_DEPTHWISE || e->max_stride < 1)
             BAD("catalog entry %zu (%s): a TMA kernel with %s", i, e->key,
                 e->max_stride < 1 ? "no stride limit" : "pointer-family group support");
@@ -423,7 +424,7 @@ convcat_status cvc_entry_kernel(convcat_catalog *cat, cvc_entry *e, void **kerne
         if (st == CONVCAT_OK)
             st = cvc_cuda_check(drv->cuLibraryGetKernel(&kern, lib, e->key), "cuLibraryGetKernel");
         /* The helpers beside the kernel: the split-K reduction, a scattering dgrad's phase fill,
-         * tf32 dgrad's filter copy, the grouped schedule's turned filter, sm90a stride phases' kernel. */
+         * tf32 dgrad's filter copy, the grouped schedule's turned or widened filter, sm90a stride phases' kernel. */
         if (st == CONVCAT_OK)
             st = helper_kernel(drv, lib, e, cvc_has(e, CVC_F_SPLITS_K), "_reduce", &helper);
         if (st == CONVCAT_OK)
@@ -431,7 +432,7 @@ convcat_status cvc_entry_kernel(convcat_catalog *cat, cvc_entry *e, void **kerne
         if (st == CONVCAT_OK)
             st = helper_kernel(drv, lib, e, cvc_has(e, CVC_F_TRANSPOSES_FILTER), "_transpose", &transpose);
         if (st == CONVCAT_OK)
-            st = helper_kernel(drv, lib, e, cvc_has(e, CVC_F_DGRAD_AS_FPROP), "_turn", &turn);
+            st = helper_kernel(drv, lib, e, cvc_has(e, CVC_F_DGRAD_AS_FPROP | CVC_F_WIDENS_GROUPS), "_regroup", &turn);
         if (st == CONVCAT_OK)
             st = helper_kernel(drv, lib, e, cvc_has(e, CVC_F_STRIDED_KERNEL), "_strided", &strided);
         if (st == CONVCAT_OK) {

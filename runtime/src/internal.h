@@ -117,7 +117,7 @@ typedef struct cvc_entry {
     void *library;
     void *kernel;
     void *helper;        /* KEY_reduce (split-K), KEY_fill (a tap-less stride phase) */
-    void *transpose;     /* KEY_transpose: tf32 dgrad's K-major filter copy; KEY_turn: DGRAD_AS_FPROP's filter */
+    void *transpose;     /* KEY_transpose: tf32 dgrad's K-major filter copy; KEY_regroup: the grouped schedule's turned or widened filter */
     void *strided;       /* KEY_strided: sm90a stride phases */
 } cvc_entry;
 
@@ -190,7 +190,7 @@ typedef struct cvc_view {
 convcat_status cvc_view_make(const convcat_problem *p, cvc_view *v, char *why, size_t why_size);
 /* A unit-stride dgrad as the fprop of dy (kernels of flag DGRAD_AS_FPROP): input dy (K channels),
  * output dx (C), groups alike with c and k exchanged, the filters of each group transposed with
- * their taps reversed (KEY_turn), padding reach - pad on each side.  CONVCAT_ERR_UNSUPPORTED with
+ * their taps reversed (KEY_regroup), padding reach - pad on each side.  CONVCAT_ERR_UNSUPPORTED with
  * the reason where a stride is > 1 or a padding passes the filter's reach. */
 convcat_status cvc_turned_view(const cvc_view *v, cvc_view *out, char *why, size_t why_size);
 /* A 3D problem whose filter is trivial along D (T = 1, no padding or stride along D: D joins the
@@ -203,6 +203,13 @@ static inline bool cvc_folds(const cvc_entry *e, const cvc_view *v)
 {
     return v->folds && e->k.dims == 2;
 }
+/* Groups of c channels and k filters as `widen` times fewer groups of widen * c and widen * k (the
+ * same tensors: adjacent groups' channels and filters are adjacent), run with a block-diagonal
+ * filter (KEY_regroup).  CONVCAT_ERR_UNSUPPORTED where widen does not divide groups. */
+convcat_status cvc_widened_view(const cvc_view *v, int widen, cvc_view *out);
+/* The factor by which entry e widens the groups of fprop v (flag WIDENS_GROUPS): the smallest power
+ * of two whose widened groups its packs take, where they do not take v's own; 1 otherwise (rules.c). */
+int cvc_widening(const cvc_entry *e, const cvc_view *v);
 /* Does entry e take the dgrad problem v as the fprop of dy (flag DGRAD_AS_FPROP)? */
 static inline bool cvc_turns(const cvc_entry *e, const cvc_view *v)
 {

@@ -38,8 +38,10 @@ struct convcat_plan {
     int fallback;                /* dynamic cluster: CTAs of the fallback shape (0: static) */
     size_t workspace_bytes;
     bool chained;                /* launch with programmatic stream serialization (chained_launch) */
-    bool turned;                 /* a unit-stride dgrad as the fprop of dy (DGRAD_AS_FPROP): view is that
-                                  * fprop's, and KEY_turn writes its filter into the workspace first */
+    bool turned;                 /* a unit-stride dgrad as the fprop of dy (DGRAD_AS_FPROP) */
+    int widen;                   /* groups run `widen` as one (WIDENS_GROUPS; 1: not); turned or widened,
+                                  * view is the problem run and KEY_regroup writes its filter into the
+                                  * workspace first */
     /* Strided dgrad: one launch per stride phase, each with its dy map and parameters. */
     int phases;
     cvc_im2col_desc *phase_a, *phase_a_fb;
@@ -393,13 +395,23 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     }
     /* A dgrad on an fprop kernel (the rules took it: DGRAD_AS_FPROP) is planned as the fprop of dy. */
     const bool turned = cvc_turns(e, &v);
-    const size_t turned_filter = turned ? (size_t)cvc_filter_bytes(&v) : 0;   /* KEY_turn's copy, exact below 2^53 */
     if (turned) {
         cvc_view fprop_of_dy;
         if (cvc_turned_view(&v, &fprop_of_dy, why, sizeof why) != CONVCAT_OK)
             return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "%s cannot run the problem: %s", e->key, why);
         v = fprop_of_dy;
     }
+    /* Groups narrower than the kernel's packs (WIDENS_GROUPS) are run as fewer, wider ones. */
+    const int widen = cvc_widening(e, &v);
+    if (widen > 1) {
+        cvc_view wide;
+        if (cvc_widened_view(&v, widen, &wide) != CONVCAT_OK)
+            return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "%s cannot run the problem: groups = %d: %d of them as one do "
+                            "not divide them", e->key, v.p.groups, widen);
+        v = wide;
+    }
+    /* KEY_regroup's filter, the one the kernel reads (exact below 2^53) */
+    const size_t run_filter = turned || widen > 1 ? (size_t)cvc_filter_bytes(&v) : 0;
     void *kernel = NULL;
     if ((st = cvc_entry_kernel(cat, (cvc_entry *)e, &kernel)) != CONVCAT_OK)
         return st;
@@ -413,6 +425,7 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     pl->problem = *p;
     pl->view = v;
     pl->turned = turned;
+    pl->widen = widen;
     pl->kernel = (CUkernel)kernel;
     pl->device = dev;
     pl->cluster = e->k.cluster_m * e->k.cluster_n;
@@ -475,8 +488,8 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     }
     if (cvc_has(e, CVC_F_TRANSPOSES_FILTER))   /* tf32 dgrad: the filter's K-major copy */
         pl->workspace_bytes = (size_t)p->k * (size_t)p->c * (size_t)v.taps * sizeof(float);
-    if (turned)   /* the turned filter (no split-K on these kernels) */
-        pl->workspace_bytes = turned_filter;
+    if (run_filter)   /* the turned or widened filter (no split-K on these kernels) */
+        pl->workspace_bytes = run_filter;
     int64_t fit = 0;
     if ((st = clusters_that_fit(drv, pl, sms, &fit)) == CONVCAT_OK)
         st = plan_phases(pl, &v, fit, sms);
@@ -678,17 +691,21 @@ convcat_status convcat_plan_run(const convcat_plan *pl, const convcat_tensors *t
     const convcat_problem *p = &pl->problem;
     const void *in_a = op == CONVCAT_FPROP ? t->x : t->y;
     const bool transpose = cvc_has(pl->e, CVC_F_TRANSPOSES_FILTER);
-    const void *in_b = op == CONVCAT_WGRAD ? t->x : transpose || pl->turned ? t->workspace : t->w;
+    const bool regroup = pl->turned || pl->widen > 1;
+    const void *in_b = op == CONVCAT_WGRAD ? t->x : transpose || regroup ? t->workspace : t->w;
     void *out = op == CONVCAT_FPROP ? t->y : op == CONVCAT_DGRAD ? (void *)t->x : (void *)t->w;
     const bool partial = pl->params.splits > 1 && !pl->params.cluster_splits;
-    if (pl->turned) {   /* dgrad as the fprop of dy: its filter, turned around, into the workspace */
+    if (regroup) {   /* the filter the kernel reads, turned (dgrad as the fprop of dy) or widened, into the workspace */
         const void *w = t->w;
         void *wt = t->workspace;
-        int groups = p->groups, kg = p->k / p->groups, cg = p->c / p->groups, taps = p->t * p->r * p->s;
-        void *targs[] = {&w, &wt, &groups, &kg, &cg, &taps};
-        const int64_t blocks = cvc_ceil_div((int64_t)p->k * cg * taps, 256);
+        const int kg = p->k / p->groups, cg = p->c / p->groups;
+        int groups = p->groups, taps = p->t * p->r * p->s, turned = pl->turned, widen = pl->widen;
+        int k = turned ? cg : kg, c = turned ? kg : cg;   /* of the problem run, before widening */
+        void *targs[] = {&w, &wt, &groups, &k, &c, &taps, &turned, &widen};
+        const int64_t blocks = cvc_ceil_div(pl->view.p.k * (int64_t)pl->view.cg * taps, 256);
         const unsigned grid[3] = {(unsigned)(blocks < 1024 ? blocks : 1024), 1, 1};
-        if ((st = launch_helper(drv, pl->e->transpose, grid, 256, 1, targs, stream, false, "turned filter")) != CONVCAT_OK)
+        if ((st = launch_helper(drv, pl->e->transpose, grid, 256, 1, targs, stream, false, "regrouped filter")) !=
+            CONVCAT_OK)
             return st;
     }
     if (transpose) {   /* tf32 dgrad: the filter's K-major copy into the workspace, in stream order */

@@ -220,6 +220,15 @@ convcat_status cvc_turned_view(const cvc_view *v, cvc_view *out, char *why, size
     return cvc_view_make(&f, out, why, n);
 }
 
+convcat_status cvc_widened_view(const cvc_view *v, int widen, cvc_view *out)
+{
+    if (widen < 1 || v->p.groups % widen)
+        return CONVCAT_ERR_UNSUPPORTED;
+    convcat_problem f = v->p;
+    f.groups /= widen;
+    return cvc_view_make(&f, out, NULL, 0);
+}
+
 convcat_status convcat_problem_output(const convcat_problem *p, int *z, int *pp, int *q)
 {
     cvc_view v;

@@ -25,8 +25,8 @@
  *    pixels wide reach MMA_EFF_N256 of the peak).
  *  - Grouped kernels (tile columns of whole groups) are priced as the coop kernels of their tile:
  *    a pack's MMAs are 1 / (groups a column) of the tile's, but its stages wait on their loads.
- *    A unit-stride dgrad they run as the fprop of dy: that fprop, plus KEY_turn's launch and the
- *    filter's bytes read and written.
+ *    A unit-stride dgrad they run as the fprop of dy, and groups narrower than their packs widened:
+ *    the problem run, plus KEY_regroup's launch and the filter's bytes read and written.
  *  - Halo kernels: a stage is one tap's filters and 1 / (R*S) of the block's
  *    input tile (which loads once per channel block); their tiles are output
  *    blocks of every image, part-blocks at its edges counting whole; their
@@ -87,7 +87,7 @@
 #define WGRAD_LOAD_PER_SM_US 80e3                 /* wgrad's operand feed */
 #define WGRAD_LOAD_64_PER_SM_US 64e3              /* ... for 64-row tiles */
 #define PHASE_LAUNCH_US 2.0                       /* a strided dgrad phase's launch and tail */
-#define TURN_LAUNCH_US 2.0                        /* KEY_turn's launch (DGRAD_AS_FPROP), as a phase's */
+#define REGROUP_LAUNCH_US 2.0                     /* KEY_regroup's launch (turned or widened), as a phase's */
 #define OVERLAP_REST 0.5
 #define SEG_COST_BYTES 128.0                      /* output rows in tile-N segments: 1 + this / segment bytes */
 #define MAX_SPLITS 64                             /* wgrad split-K slices at most */
@@ -319,9 +319,16 @@ double cvc_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     cvc_view folded;   /* a 3D problem that is a 2D one, on a 2D kernel */
     if (cvc_folds(e, v) && cvc_folded_view(v, &folded) == CONVCAT_OK)
         return cvc_predict_us(e, &folded, sms);
-    cvc_view turned;   /* unit-stride dgrad as the fprop of dy: that fprop, after KEY_turn's copy */
-    if (cvc_turns(e, v) && cvc_turned_view(v, &turned, NULL, 0) == CONVCAT_OK)
-        return tma_predict_us(e, &turned, sms) + TURN_LAUNCH_US + 2.0 * cvc_filter_bytes(v) / DRAM_BYTES_PER_US;
+    /* Unit-stride dgrad as the fprop of dy, narrow groups widened: the problem run, after KEY_regroup's
+     * copy of the filter (read once, written as the kernel reads it). */
+    cvc_view run = *v;
+    const bool turned = cvc_turns(e, v) && cvc_turned_view(v, &run, NULL, 0) == CONVCAT_OK;
+    const int widen = cvc_widening(e, &run);
+    if (widen > 1 && cvc_widened_view(&run, widen, &run) != CONVCAT_OK)
+        return INFINITY;
+    if (turned || widen > 1)
+        return tma_predict_us(e, &run, sms) + REGROUP_LAUNCH_US +
+               (cvc_filter_bytes(v) + cvc_filter_bytes(&run)) / DRAM_BYTES_PER_US;
     switch (e->family) {
     case CVC_FAMILY_GATHER: return cvc_gather_predict_us(e, v, sms);
     case CVC_FAMILY_DIRECT: return cvc_direct_predict_us(e, v, sms);

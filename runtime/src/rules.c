@@ -78,6 +78,30 @@ static void mask_list(const cvc_entry *e, int first, char *taken, size_t size)
         }
 }
 
+/* Does a kernel of groups_mode packed take groups of c channels and k filters: a tile column within
+ * one group (k a multiple of tile N), or a pack of tile N / k groups with k and c in its mask and the
+ * pack's channels within tile K; c a multiple of the filters' 16-byte TMA rows either way. */
+static bool packed_takes(const cvc_entry *e, int64_t c, int64_t k)
+{
+    if (c % e->c_align)
+        return false;
+    if (k % e->k.tile_n == 0)
+        return true;
+    return e->k.tile_n % k == 0 && mask_takes(e, k) && mask_takes(e, c) && e->k.tile_n / k * c <= e->k.tile_k;
+}
+
+int cvc_widening(const cvc_entry *e, const cvc_view *v)
+{
+    const convcat_problem *p = &v->p;
+    if (!cvc_has(e, CVC_F_WIDENS_GROUPS) || p->op != CONVCAT_FPROP || e->k.op != CONVCAT_FPROP || p->groups < 2 ||
+        packed_takes(e, v->cg, v->kg))
+        return 1;
+    for (int f = 2; f <= p->groups && (int64_t)f * v->cg <= e->k.tile_k; f *= 2)
+        if (p->groups % f == 0 && packed_takes(e, (int64_t)f * v->cg, (int64_t)f * v->kg))
+            return f;
+    return 1;
+}
+
 /* Grouped problems: a TMA kernel (groups_mode diagonal) takes wgrad, K == C, c = C / groups channels
  * per group in the kernel's group_c_mask, dividing tile N; one of groups_mode packed (schedule
  * grouped) takes fprop with groups > 1 whose tile columns hold whole groups: k = K / groups filters a
@@ -120,15 +144,12 @@ static convcat_status check_groups(const cvc_entry *e, const cvc_view *v, char *
         return CONVCAT_OK;
     }
     case CVC_GROUPS_PACKED: {   /* a tile column reads x at its groups' channels, the filters as (c, taps, K) */
+        if (packed_takes(e, v->cg, v->kg))
+            return CONVCAT_OK;
         if (v->cg % e->c_align)
             REFUSE(CVC_RULE_GROUPS, "C / groups = %d channels per group: a multiple of %d (the filters' 16-byte TMA "
-                   "rows)", v->cg, e->c_align);
-        if (v->kg % e->k.tile_n == 0)   /* a tile column within one group */
-            return CONVCAT_OK;
-        const int pack = e->k.tile_n / v->kg;
-        if (e->k.tile_n % v->kg == 0 && mask_takes(e, v->kg) && mask_takes(e, v->cg) &&
-            (int64_t)pack * v->cg <= e->k.tile_k)
-            return CONVCAT_OK;
+                   "rows)%s", v->cg, e->c_align,
+                   cvc_has(e, CVC_F_WIDENS_GROUPS) ? ", nor does a pack take 2, 4, ... of these groups as one" : "");
         mask_list(e, 0, taken, sizeof taken);
         REFUSE(CVC_RULE_GROUPS, "groups = %d: k = %d filters, c = %d channels a group; a tile column takes one "
                "group of k a multiple of %d, or a pack of groups of k and c in %s within a %d-channel stage", g,
@@ -240,6 +261,17 @@ convcat_status cvc_check_entry(const cvc_entry *e, const cvc_view *v, char *why,
     if (p->mode != CONVCAT_CROSS_CORRELATION)
         REFUSE(CVC_RULE_MODE, "convolution mode (flipped filter) is not supported: flip the filter and use "
                "cross-correlation");
+    const int widen = cvc_widening(e, v);
+    if (widen > 1) {
+        cvc_view wide;   /* widen groups as one, block diagonal: that problem's rules */
+        char inner[160];
+        if (cvc_widened_view(v, widen, &wide) != CONVCAT_OK)
+            REFUSE(CVC_RULE_GROUPS, "groups = %d: %d of them as one do not divide them", p->groups, widen);
+        const convcat_status st = cvc_check_entry(e, &wide, inner, sizeof inner, rule);
+        if (st != CONVCAT_OK)
+            cvc_say(why, n, "as %d groups of %d channels: %s", wide.p.groups, wide.cg, inner);
+        return st;
+    }
     convcat_status st = check_groups(e, v, why, n, rule);
     if (st != CONVCAT_OK)
         return st;

@@ -55,6 +55,10 @@
  * first, KEY(const __grid_constant__ cvc_tmap tmap_in, const __grid_constant__ cvc_direct_params p);
  * a runtime of ABI 15 would pass the parameter block alone.
  *
+ * ABI 18: the grouped schedule's filter helper KEY_turn(w, wt, groups, kg, cg, taps) becomes
+ * KEY_regroup(w, wt, groups, k, c, taps, turned, widen), which also widens narrow groups (flag
+ * WIDENS_GROUPS); a runtime of ABI 17 would look for KEY_turn.
+ *
  * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) take two more
  * parameters after p, the A and B maps of the fallback cluster shape
  * (const __grid_constant__ CUtensorMap tmap_a_fb, tmap_b_fb), read when the
@@ -67,7 +71,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 17
+#define CONVCAT_KERNEL_ABI 18
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
