@@ -71,7 +71,7 @@ if [[ $what == *sanitize* ]]; then
     # One kernel of each shape of pipeline: TMA fprop (2x1 cluster, bias, residual, GELU), halo
     # fprop, dgrad (2x1 cluster; strided: 4 phases, scattered rows, beta), wgrad (split-K;
     # split-K in clusters of 8 slices of a 1x1 layer, alpha and beta; per-tap 3D; tf32's stage
-    # copy; grouped c = 8); gather fprop (grouped, C = 3 through
+    # copy; grouped c = 8, and c = 4 whole and split); gather fprop (grouped, C = 3 through
     # registers; split K with bias, ReLU and beta), dgrad (strided, grouped), wgrad (split, odd C); grouped fprop (a
     # pack of groups; a group a column, stride 2; c = 4 widened) and dgrad (c = 8 widened), a tile N 32 fprop; direct fprop (7x7 with bias
     # and SiLU; staged 7x7; 4 channels a group, stride 2), dgrad (stride 2, multiplier 2; staged; 8
@@ -106,6 +106,10 @@ if [[ $what == *sanitize* ]]; then
             --n 4 --h 14 --w 14 --c 96 --k 136 --r 3 --s 3 --pad_h 1 --pad_w 1 --beta 0.5
         run_san $tool wgrad_grouped sm90a_wgrad_2d_f16_f16_f32_f16_64x64x64_s4_c1x1_pingpong --op wgrad \
             --n 2 --h 9 --w 11 --c 72 --k 72 --r 3 --s 3 --pad_h 1 --pad_w 1 --groups 9 --beta 0.75
+        run_san $tool wgrad_grouped_c4 sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop --op wgrad \
+            --n 2 --h 9 --w 11 --c 72 --k 72 --r 3 --s 3 --pad_h 1 --pad_w 1 --groups 18 --beta 0.75
+        run_san $tool wgrad_grouped_c4_split sm90a_wgrad_2d_f16_f16_f32_f16_64x64x64_s4_c1x1_pingpong --op wgrad \
+            --n 16 --h 28 --w 28 --c 64 --k 64 --r 3 --s 3 --pad_h 1 --pad_w 1 --groups 16 --alpha 0.5 --beta 0.75
         run_san $tool gather_fprop sm90a_fprop_2d_bf16_bf16_f32_bf16_128x16x32_s3_c1x1_gather \
             --n 2 --h 13 --w 11 --c 96 --k 48 --r 3 --s 3 --pad_h 1 --pad_w 1 --groups 8 --bias --act silu --beta 0.5
         run_san $tool gather_stem sm90a_fprop_2d_f16_f16_f32_f16_128x64x32_s3_c1x1_gather \

@@ -342,7 +342,7 @@ class Validity(unittest.TestCase):
 
     def test_groups_in_the_index(self):
         # How a kernel takes groups is its record's groups_mode: diagonal for the grouped wgrad
-        # kernels (channels per group 8, 16, 32, 64 in group_c_mask), any for gather, depthwise for
+        # kernels (channels per group 8, 16, 32, 64 in group_c_mask; sm90a also 4), any for gather, depthwise for
         # direct, none for the rest.  tests/test_rules.c runs the runtime's rules on these fields.
         mode = {v: n for n, v in index.GROUPS_MODE.items()}
         cases = [(variant(BF16, op="wgrad"), "diagonal"), (variant(BF16, op="wgrad", cluster_n=2), "diagonal"),
@@ -357,7 +357,9 @@ class Validity(unittest.TestCase):
                 v = space.index_values(k)
                 self.assertEqual(mode[v["groups_mode"]], want)
                 # direct: one channel a group, and c = k = 2, 4, 8 (bf16: 8 channels a thread)
-                widths = {"diagonal": (8, 16, 32, 64), "depthwise": (1, 2, 4, 8)}
+                # (sm90a's diagonal kernels also c = 4: half 16-byte units of a 16-bit dw)
+                widths = {"diagonal": (4, 8, 16, 32, 64) if k.arch == "sm90a" else (8, 16, 32, 64),
+                          "depthwise": (1, 2, 4, 8)}
                 self.assertEqual(v["group_c_mask"], sum(1 << c.bit_length() - 1 for c in widths.get(want, ())))
                 self.assertEqual(want == "diagonal", space.groups_wgrad(k) and space.family(k) == "tma")
                 # gather kernels split any op's K loop over groups; sm90a's diagonal grouped wgrad too

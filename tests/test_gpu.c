@@ -32,7 +32,7 @@
  *  - wgrad (dw from dy and x): the same variety plus stride 2, 3 and 8 and
  *    large N*Z*P*Q (the GEMM K: split-K), beta with split-K; tf32 kernels
  *    also C in 4s (not 8s) and C = 96 (flat over taps in 32-channel boxes).
- *  - grouped wgrad (groups > 1, K == C, c = 8, 16, 32, 64 channels per group):
+ *  - grouped wgrad (groups > 1, K == C, c = 4 (sm90a), 8, 16, 32, 64 channels per group):
  *    1D/2D/3D, odd sizes, C not a multiple of the tile, padding, stride 2,
  *    dilation 2, beta != 0, long pixel reductions (split-K on sm90a).  Kernels of
  *    tile M == tile N and cluster M 1 run them; the other wgrad kernels must
@@ -411,6 +411,10 @@ static const grouped_shape grouped_2d[] = {
     {2, {2, 1, 12, 17, 64, 64, 1, 2, 4, {0, 0, 1}, {0, 1, 2}, {1, 1, 2}, {1, 2, 1}, 1.0f, 0.5f, 0, CONVCAT_ACT_NONE}},
     /* ^ c = 32, even taps, asymmetric padding, mixed stride and dilation, beta */
     G2(1, 7, 7, 512, 8, 1, 1, 0, 1, 1, 1.0f, 0.0f),       /* c = 64, 1x1, four 128-row tiles */
+    G2(2, 9, 11, 32, 8, 3, 3, 1, 1, 1, 1.0f, 0.0f),       /* c = 4 (half 16-byte units), odd sizes */
+    G2(2, 10, 12, 40, 10, 3, 3, 1, 1, 1, 0.5f, 0.75f),    /* c = 4, C = 40 (tile tails), residual */
+    G2(2, 15, 17, 64, 16, 3, 3, 1, 2, 1, 1.0f, 1.0f),     /* c = 4, stride 2, accumulate */
+    G2(16, 28, 28, 128, 32, 3, 3, 1, 1, 1, 0.5f, 0.75f),  /* c = 4, N*P*Q = 12544, split, residual */
 };
 
 static const grouped_shape grouped_1d[] = {
@@ -420,6 +424,7 @@ static const grouped_shape grouped_1d[] = {
     G1(2, 99, 192, 3, 3, 1, 1, 1, 0.5f, 0.75f),           /* c = 64, residual */
     G1(2, 529, 72, 9, 7, 3, 2, 1, 1.0f, 1.0f),            /* c = 8, C = 72, 7 taps, stride 2, accumulate */
     G1(16, 784, 32, 2, 3, 1, 1, 1, 1.0f, 0.0f),           /* c = 16, N*Q = 12544 */
+    G1(2, 101, 32, 8, 3, 1, 1, 1, 0.5f, 0.75f),           /* c = 4, residual */
 };
 
 static const grouped_shape grouped_3d[] = {
@@ -428,6 +433,7 @@ static const grouped_shape grouped_3d[] = {
     G3(1, 8, 10, 10, 96, 3, 3, 2, 1, 2, 1.0f, 0.0f),      /* c = 32, dilation 2, C = 96 */
     G3(2, 4, 8, 8, 128, 2, 3, 1, 1, 1, 0.5f, 0.75f),      /* c = 64, residual */
     G3(2, 6, 14, 14, 24, 3, 1, 0, 1, 1, 1.0f, 1.0f),      /* c = 8, 1x1x1, accumulate */
+    G3(1, 5, 7, 9, 32, 8, 3, 1, 1, 1, 0.5f, 0.75f),       /* c = 4, residual */
 };
 
 /* tf32 wgrad kernels also run these: channels in 4s (16-byte f32 rows) but not

@@ -528,7 +528,10 @@ static const group_case group_cases[] = {
     {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 64, 128, 2,
      "groups = 2: this kernel's grouped wgrad needs K == C (K = 64, C = 128)"},
     {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 64, 64, 3, "groups = 3 must divide C = 64 and K = 64"},
-    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 32, 32, 8,
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 32, 32, 16,
+     "C / groups = 2 channels per group: this kernel's grouped wgrad takes 4, 8, 16, 32, 64"},
+    {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 32, 32, 8, NULL},   /* c = 4: half units */
+    {"sm100a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_1sm", 32, 32, 8,
      "C / groups = 4 channels per group: this kernel's grouped wgrad takes 8, 16, 32, 64"},
     {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 48, 48, 2, "C / groups = 24 channels per group"},
     {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop", 256, 256, 2, "C / groups = 128 channels per group"},
@@ -605,7 +608,7 @@ static void test_grouped_wgrad_cases(void)
     cvc_entry narrow = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x128x64_s4_c1x1_coop");
     narrow.group_c_mask &= ~(1u << 3);
     p.c = p.k = 128;
-    BOTH(narrow, p, groups, 8, 16, "C / groups = 8 channels per group: this kernel's grouped wgrad takes 16");
+    BOTH(narrow, p, groups, 8, 16, "C / groups = 8 channels per group: this kernel's grouped wgrad takes 4, 16");
 }
 
 /* Grouped fprop by TMA (schedule grouped, groups_mode packed: space.groups_fprop): a tile column
@@ -803,11 +806,12 @@ static void test_groups_mode_of_kernels(void)
         if (e.groups_mode != cases[i].mode)
             printf("\n    %s: groups_mode %d, wanted %d", e.key, e.groups_mode, cases[i].mode);
         CU_ASSERT_EQUAL(e.groups_mode, cases[i].mode);
-        /* The diagonal mask holds c = 8, 16, 32, 64 (space.GROUP_CHANNELS); a direct kernel's holds 1
+        /* The diagonal mask holds c = 8, 16, 32, 64 (space.GROUP_CHANNELS), and 4 on sm90a; a direct kernel's holds 1
          * and the c dividing fprop's and dgrad's 16-byte vector (bf16 2, 4, 8; f32 2, 4), wgrad's even c;
          * no other mode has one. */
         const unsigned direct = e.k.op != CONVCAT_WGRAD && e.k.a == CONVCAT_F32 ? 0x7u : 0xfu;
-        CU_ASSERT_EQUAL(e.group_c_mask, cases[i].mode == CVC_GROUPS_DIAGONAL    ? 0x78u
+        const unsigned diagonal = e.k.arch == CONVCAT_ARCH_SM90A ? 0x7cu : 0x78u;
+        CU_ASSERT_EQUAL(e.group_c_mask, cases[i].mode == CVC_GROUPS_DIAGONAL    ? diagonal
                                         : cases[i].mode == CVC_GROUPS_DEPTHWISE ? direct
                                                                                 : 0u);
     }

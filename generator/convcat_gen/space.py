@@ -493,6 +493,8 @@ def halo_buffer_bytes(key: Key) -> int:
 
 
 GROUP_CHANNELS = (8, 16, 32, 64)   # channels per group c = C / groups a grouped wgrad takes
+# sm90a's also takes c = 4 (ResNeXt's 32x4d stages): its epilogue stores half 16-byte units of a 16-bit dw.
+GROUP_CHANNELS_SM90 = (4,) + GROUP_CHANNELS
 
 
 def groups_wgrad(key: Key) -> bool:
@@ -786,8 +788,8 @@ def _tma_capabilities(key: Key) -> dict:
     out_align = 16 // ELEM_BYTES[key.out]
     mma_n = key.tile_m if swaps_operands(key) else cfg.wg_n
     groups_mode = "diagonal" if groups_wgrad(key) else "packed" if groups_fprop(key) else "none"
-    group_widths = (GROUP_CHANNELS if groups_mode == "diagonal" else pack_widths(key) if groups_mode == "packed"
-                    else ())
+    group_widths = ((GROUP_CHANNELS_SM90 if sm90 else GROUP_CHANNELS) if groups_mode == "diagonal"
+                    else pack_widths(key) if groups_mode == "packed" else ())
     return dict(family="tma", flags=tuple(flags), acc_regs=cfg.acc_regs, wg_n=cfg.wg_n if sm90 else 0,
                 mma_n=mma_n, c_align=_lcm(16 // ELEM_BYTES[key.a], out_align), k_align=_lcm(8, out_align),
                 max_stride=8, groups_mode=groups_mode,

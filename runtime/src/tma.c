@@ -257,6 +257,12 @@ void cvc_tma_output(const cvc_entry *e, const cvc_view *v, int splits, cvc_tiled
         /* Grouped: dw is (c, taps, K), and so is each split-K slice.  The kernel stores its diagonal
          * blocks itself (no TMA); the map stays valid, its box no wider than c. */
         const int64_t cg = v->cg;
+        if (p->groups > 1 && !partial && cg * ob % 16) {   /* c = 4 of a 16-bit dw: rows of 8 bytes, which no
+                                                             * map describes; the unused map is dw as one row */
+            const uint64_t all[1] = {(uint64_t)g->m * (uint64_t)v->taps * (uint64_t)cg};
+            tiled(1, ob, all, (uint32_t)(16 / ob), (uint32_t)(16 / ob), e->swizzle_bytes, y);
+            return;
+        }
         const uint64_t ext[4] = {(uint64_t)(flat ? g->n : cg), (uint64_t)(flat ? 1 : v->taps), (uint64_t)g->m,
                                  (uint64_t)splits};
         const uint32_t box = (uint32_t)(partial ? e->swizzle_bytes / 4 : e->y_box_cols);
