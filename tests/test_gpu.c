@@ -536,6 +536,7 @@ static const grouped_shape packed_groups_2d[] = {
     GK2(2, 11, 9, 128, 128, 32, 3, 3, 1, 1, 1),     /* c = k = 4: 4 as one */
     GK2(2, 9, 9, 64, 64, 32, 3, 3, 1, 2, 1),        /* c = k = 2, stride 2: 8 as one */
     GK2(2, 10, 12, 64, 128, 8, 3, 3, 1, 1, 1),      /* c = 8, k = 16: groups of 16 and 32; its dgrad no pack */
+    GK2(2, 9, 10, 96, 96, 12, 3, 3, 1, 1, 1),       /* c = k = 8 in 12 groups */
     {32, {2, 1, 9, 11, 256, 256, 1, 3, 3, {0, 1, 1}, {0, 1, 2}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 1,
           CONVCAT_ACT_GELU}},
     /* ^ c = k = 8, asymmetric padding, alpha, beta, bias and GELU */

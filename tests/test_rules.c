@@ -720,7 +720,9 @@ static void test_widened_groups(void)
         {128, 128, 32, 4, NULL},   /* c = k = 4: 8 groups of 16 */
         {128, 128, 64, 8, NULL},   /* c = k = 2 */
         {256, 512, 32, 2, NULL},   /* c = 8, k = 16: 16 groups of 16 channels and 32 filters */
+        {96, 96, 12, 2, NULL},     /* c = k = 8 in 12 groups */
         {24, 24, 3, 0, "k = 8 filters, c = 8 channels a group"},   /* 3 groups: no power of two divides them */
+        {16, 16, 2, 0, "k = 8 filters, c = 8 channels a group"},   /* 2 groups: one, widened, is not grouped */
         {40, 40, 10, 0, "C / groups = 4 channels per group: a multiple of 8"},   /* 2 as one: no pack takes 8 */
     };
     const cvc_entry g64 = unit_entry(G64);

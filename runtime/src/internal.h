@@ -208,7 +208,8 @@ static inline bool cvc_folds(const cvc_entry *e, const cvc_view *v)
  * filter (KEY_regroup).  CONVCAT_ERR_UNSUPPORTED where widen does not divide groups. */
 convcat_status cvc_widened_view(const cvc_view *v, int widen, cvc_view *out);
 /* The factor by which entry e widens the groups of fprop v (flag WIDENS_GROUPS): the smallest power
- * of two whose widened groups its packs take, where they do not take v's own; 1 otherwise (rules.c). */
+ * of two whose widened groups its packs take, where they do not take v's own, leaving at least 2
+ * groups; 1 otherwise (rules.c). */
 int cvc_widening(const cvc_entry *e, const cvc_view *v);
 /* Does entry e take the dgrad problem v as the fprop of dy (flag DGRAD_AS_FPROP)? */
 static inline bool cvc_turns(const cvc_entry *e, const cvc_view *v)

@@ -96,7 +96,8 @@ int cvc_widening(const cvc_entry *e, const cvc_view *v)
     if (!cvc_has(e, CVC_F_WIDENS_GROUPS) || p->op != CONVCAT_FPROP || e->k.op != CONVCAT_FPROP || p->groups < 2 ||
         packed_takes(e, v->cg, v->kg))
         return 1;
-    for (int f = 2; f <= p->groups && (int64_t)f * v->cg <= e->k.tile_k; f *= 2)
+    /* at least 2 groups left: the kernel takes grouped problems only, and a block-diagonal one is one */
+    for (int f = 2; 2 * f <= p->groups && (int64_t)f * v->cg <= e->k.tile_k; f *= 2)
         if (p->groups % f == 0 && packed_takes(e, (int64_t)f * v->cg, (int64_t)f * v->kg))
             return f;
     return 1;
