@@ -216,6 +216,20 @@ static inline bool cvc_turns(const cvc_entry *e, const cvc_view *v)
 {
     return v->p.op == CONVCAT_DGRAD && e->k.op == CONVCAT_FPROP && cvc_has(e, CVC_F_DGRAD_AS_FPROP);
 }
+/* The problem a kernel runs for a problem whose rules it passed: v folded into 2D (cvc_folds), a
+ * unit-stride dgrad turned into the fprop of dy (cvc_turns), then narrow groups widened
+ * (cvc_widening), in that order, as the rules take them (cvc_check_entry).  Turned or widened, KEY_regroup
+ * writes the filter the kernel reads first. */
+typedef struct cvc_run {
+    cvc_view v;     /* the problem run */
+    bool turned;    /* a dgrad as the fprop of dy */
+    int widen;      /* groups run `widen` as one (1: not) */
+} cvc_run;
+convcat_status cvc_run_view(const cvc_entry *e, const cvc_view *v, cvc_run *run, char *why, size_t why_size);
+static inline bool cvc_regroups(const cvc_run *run)
+{
+    return run->turned || run->widen > 1;
+}
 /* Bytes of the filter tensor (K, T, R, S, C / groups). */
 static inline double cvc_filter_bytes(const cvc_view *v)
 {

@@ -386,32 +386,13 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
         return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "%s cannot run the problem: %s", e->key, why);
     if ((st = check_device(drv, e, dev, arch)) != CONVCAT_OK)
         return st;
-    /* A 3D problem on a 2D kernel (the rules took it) is planned as the 2D problem it is. */
-    if (cvc_folds(e, &v)) {
-        cvc_view folded;
-        if (cvc_folded_view(&v, &folded) != CONVCAT_OK)
-            return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "%s cannot run the problem: kernel is 2D, problem is 3D", e->key);
-        v = folded;
-    }
-    /* A dgrad on an fprop kernel (the rules took it: DGRAD_AS_FPROP) is planned as the fprop of dy. */
-    const bool turned = cvc_turns(e, &v);
-    if (turned) {
-        cvc_view fprop_of_dy;
-        if (cvc_turned_view(&v, &fprop_of_dy, why, sizeof why) != CONVCAT_OK)
-            return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "%s cannot run the problem: %s", e->key, why);
-        v = fprop_of_dy;
-    }
-    /* Groups narrower than the kernel's packs (WIDENS_GROUPS) are run as fewer, wider ones. */
-    const int widen = cvc_widening(e, &v);
-    if (widen > 1) {
-        cvc_view wide;
-        if (cvc_widened_view(&v, widen, &wide) != CONVCAT_OK)
-            return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "%s cannot run the problem: groups = %d: %d of them as one do "
-                            "not divide them", e->key, v.p.groups, widen);
-        v = wide;
-    }
+    /* The problem the kernel runs: folded, turned, widened (cvc_run_view; the rules took it). */
+    cvc_run run;
+    if (cvc_run_view(e, &v, &run, why, sizeof why) != CONVCAT_OK)
+        return cvc_fail(CONVCAT_ERR_UNSUPPORTED, "%s cannot run the problem: %s", e->key, why);
+    v = run.v;
     /* KEY_regroup's filter, the one the kernel reads (exact below 2^53) */
-    const size_t run_filter = turned || widen > 1 ? (size_t)cvc_filter_bytes(&v) : 0;
+    const size_t run_filter = cvc_regroups(&run) ? (size_t)cvc_filter_bytes(&v) : 0;
     void *kernel = NULL;
     if ((st = cvc_entry_kernel(cat, (cvc_entry *)e, &kernel)) != CONVCAT_OK)
         return st;
@@ -424,8 +405,8 @@ convcat_status convcat_plan_create(const convcat_catalog *catalog, const convcat
     pl->e = e;
     pl->problem = *p;
     pl->view = v;
-    pl->turned = turned;
-    pl->widen = widen;
+    pl->turned = run.turned;
+    pl->widen = run.widen;
     pl->kernel = (CUkernel)kernel;
     pl->device = dev;
     pl->cluster = e->k.cluster_m * e->k.cluster_n;

@@ -229,6 +229,30 @@ convcat_status cvc_widened_view(const cvc_view *v, int widen, cvc_view *out)
     return cvc_view_make(&f, out, NULL, 0);
 }
 
+convcat_status cvc_run_view(const cvc_entry *e, const cvc_view *v, cvc_run *run, char *why, size_t n)
+{
+    run->v = *v;
+    run->turned = false;
+    run->widen = 1;
+    if (cvc_folds(e, v) && cvc_folded_view(v, &run->v) != CONVCAT_OK) {
+        cvc_say(why, n, "kernel is 2D, problem is 3D");
+        return CONVCAT_ERR_UNSUPPORTED;
+    }
+    if (cvc_turns(e, &run->v)) {
+        cvc_view turned;
+        if (cvc_turned_view(&run->v, &turned, why, n) != CONVCAT_OK)
+            return CONVCAT_ERR_UNSUPPORTED;
+        run->v = turned;
+        run->turned = true;
+    }
+    run->widen = cvc_widening(e, &run->v);
+    if (run->widen > 1 && cvc_widened_view(&run->v, run->widen, &run->v) != CONVCAT_OK) {
+        cvc_say(why, n, "groups = %d: %d of them as one do not divide them", run->v.p.groups, run->widen);
+        return CONVCAT_ERR_UNSUPPORTED;
+    }
+    return CONVCAT_OK;
+}
+
 convcat_status convcat_problem_output(const convcat_problem *p, int *z, int *pp, int *q)
 {
     cvc_view v;

@@ -316,19 +316,16 @@ double cvc_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
 {
     if (sms <= 0)
         sms = DEFAULT_SMS;
-    cvc_view folded;   /* a 3D problem that is a 2D one, on a 2D kernel */
-    if (cvc_folds(e, v) && cvc_folded_view(v, &folded) == CONVCAT_OK)
-        return cvc_predict_us(e, &folded, sms);
-    /* Unit-stride dgrad as the fprop of dy, narrow groups widened: the problem run, after KEY_regroup's
-     * copy of the filter (read once, written as the kernel reads it). */
-    cvc_view run = *v;
-    const bool turned = cvc_turns(e, v) && cvc_turned_view(v, &run, NULL, 0) == CONVCAT_OK;
-    const int widen = cvc_widening(e, &run);
-    if (widen > 1 && cvc_widened_view(&run, widen, &run) != CONVCAT_OK)
+    /* The problem run: folded into 2D, a unit-stride dgrad as the fprop of dy, narrow groups widened;
+     * turned or widened, after KEY_regroup's copy of the filter (read once, written as the kernel
+     * reads it). */
+    cvc_run run;
+    if (cvc_run_view(e, v, &run, NULL, 0) != CONVCAT_OK)
         return INFINITY;
-    if (turned || widen > 1)
-        return tma_predict_us(e, &run, sms) + REGROUP_LAUNCH_US +
-               (cvc_filter_bytes(v) + cvc_filter_bytes(&run)) / DRAM_BYTES_PER_US;
+    if (cvc_regroups(&run))
+        return tma_predict_us(e, &run.v, sms) + REGROUP_LAUNCH_US +
+               (cvc_filter_bytes(v) + cvc_filter_bytes(&run.v)) / DRAM_BYTES_PER_US;
+    v = &run.v;
     switch (e->family) {
     case CVC_FAMILY_GATHER: return cvc_gather_predict_us(e, v, sms);
     case CVC_FAMILY_DIRECT: return cvc_direct_predict_us(e, v, sms);
