@@ -228,6 +228,38 @@ static void test_cluster_splits(void)
     CU_ASSERT_EQUAL(cvc_split_for(&q, unit_view(&p), 132, true).splits, 1);
 }
 
+/* sm90a wgrad rings deeper than WGRAD_SPLIT_STAGES: the split-K is the one the 4-stage twin
+ * chooses (priced at their own depth, 8 stages chose fewer slices on small grids, which ran slower),
+ * the time of that split is the deeper ring's: never above the twin's, below it on a long K loop. */
+static void test_deep_wgrad_rings_split_as_four_stages(void)
+{
+    const char *twins[][2] = {   /* (4 stages, 8 stages) */
+        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_64x64x64_s4_c1x1_pingpong",
+         "sm90a_wgrad_2d_bf16_bf16_f32_bf16_64x64x64_s8_c1x1_pingpong"},
+        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x64x64_s4_c1x1_coop", "sm90a_wgrad_2d_bf16_bf16_f32_bf16_128x64x64_s8_c1x1_coop"},
+        {"sm90a_wgrad_2d_bf16_bf16_f32_bf16_64x128x64_s4_c1x1_pingpong",
+         "sm90a_wgrad_2d_bf16_bf16_f32_bf16_64x128x64_s8_c1x1_pingpong"},
+    };
+    convcat_problem p = unit_problem(CONVCAT_WGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.r = p.s = 1;
+    p.pad_lo[1] = p.pad_hi[1] = p.pad_lo[2] = p.pad_hi[2] = 0;
+    for (size_t t = 0; t < sizeof twins / sizeof *twins; ++t) {
+        const cvc_entry e4 = unit_entry(twins[t][0]), e8 = unit_entry(twins[t][1]);
+        /* S3D's last 1x1 (784 pixels, 13 stages: a tenth of the SMs unsplit), DenseNet's 128 x 768 dw
+         * (12544 pixels), ResNeXt's 512 x 512 (50176) */
+        const int shapes[][4] = {{16, 7, 832, 32}, {64, 14, 768, 128}, {64, 28, 512, 512}};
+        for (size_t i = 0; i < sizeof shapes / sizeof *shapes; ++i) {
+            p.n = shapes[i][0], p.h = p.w = shapes[i][1], p.c = shapes[i][2], p.k = shapes[i][3];
+            const cvc_view *v = unit_view(&p);
+            const cvc_split s4 = cvc_split_for(&e4, v, 132, true), s8 = cvc_split_for(&e8, v, 132, true);
+            CU_ASSERT_TRUE(s4.splits == s8.splits && s4.split_iters == s8.split_iters && s4.cluster == s8.cluster);
+            CU_ASSERT_TRUE(s8.compute_us <= s4.compute_us);
+            if (s8.split_iters >= 64)   /* a long K loop: the deeper ring is priced faster */
+                CU_ASSERT_TRUE(s8.compute_us < s4.compute_us);
+        }
+    }
+}
+
 static void test_tile_k_128_rules(void)
 {
     const cvc_entry f = unit_entry("sm90a_fprop_2d_bf16_bf16_f32_bf16_128x128x128_s3_c2x1_coop");
@@ -2413,6 +2445,7 @@ int main(void)
         {"wgrad rules", test_wgrad_rules},
         {"tile K 128 rules", test_tile_k_128_rules},
         {"cluster split-K", test_cluster_splits},
+        {"deep wgrad rings split as four stages", test_deep_wgrad_rings_split_as_four_stages},
         {"dims must match", test_dims_must_match},
         {"3D problems fold into 2D", test_3d_problems_fold_into_2d},
         {"dtypes must match", test_dtypes_must_match},

@@ -86,6 +86,10 @@
 #define DRAM_BYTES_PER_US 4.3e6
 #define WGRAD_LOAD_PER_SM_US 80e3                 /* wgrad's operand feed */
 #define WGRAD_LOAD_64_PER_SM_US 64e3              /* ... for 64-row tiles */
+#define WGRAD_SPLIT_STAGES 4                      /* sm90a wgrad: a deeper ring's split-K chosen as this deep
+                                                     (split_ring): priced at their own depth, 6 and 8 stages chose
+                                                     fewer slices on small grids and ran 0.70-0.86x as fast (H100,
+                                                     docs/experiments.md) */
 #define PHASE_LAUNCH_US 2.0                       /* a strided dgrad phase's launch and tail */
 #define REGROUP_LAUNCH_US 2.0                     /* KEY_regroup's launch (turned or widened), as a phase's */
 #define OVERLAP_REST 0.5
@@ -129,8 +133,9 @@ static bool b_once(const cvc_entry *e, const cvc_view *v)
 }
 
 /* One stage of K and a tile's fixed part (pipeline fill, epilogue) of entry e, in microseconds;
- * b_loaded: whether a stage loads B (see b_once). */
-static void tile_costs(const cvc_entry *e, const cvc_view *v, bool b_loaded, double *stage_us, double *fixed_us)
+ * b_loaded: whether a stage loads B (see b_once); ring: the stages in its ring, as priced. */
+static void tile_costs(const cvc_entry *e, const cvc_view *v, bool b_loaded, int ring, double *stage_us,
+                       double *fixed_us)
 {
     const cvc_key *k = &e->k;
     const convcat_problem *p = &v->p;
@@ -161,8 +166,8 @@ static void tile_costs(const cvc_entry *e, const cvc_view *v, bool b_loaded, dou
                       (double)e->halo_tile_rows * (e->halo_cols + e->halo_reach) * k->tile_k * in_bytes /
                           ((double)p->r * p->s);
     const double latency_us = k->op == CONVCAT_DGRAD ? DGRAD_LOAD_LATENCY_US : LOAD_LATENCY_US;
-    const double load_us = fmax(stage_bytes / load_rate, latency_us / (k->stages > 1 ? k->stages - 1 : 1));
-    *stage_us = fmax(mma_us, load_us) * (k->stages <= 2 ? 1.25 : k->stages == 3 ? 1.08 : 1.0) *
+    const double load_us = fmax(stage_bytes / load_rate, latency_us / (ring > 1 ? ring - 1 : 1));
+    *stage_us = fmax(mma_us, load_us) * (ring <= 2 ? 1.25 : ring == 3 ? 1.08 : 1.0) *
                 (swap64 ? SWAP_STAGE : 1.0) * (halo && v->taps > 1 ? HALO_STAGE : 1.0);
     if (k->op == CONVCAT_DGRAD && v->taps > 1 && k->tile_m == 64)
         *stage_us *= DGRAD_64_ROW_TAPS;
@@ -218,6 +223,22 @@ static double cluster_fixed_us(const cvc_entry *e, const cvc_view *v, int slices
            TILE_FIXED_US;
 }
 
+/* A cluster split-K grid's time: tiles, each `slices` CTAs of per stages. */
+static double cluster_split_us(const cvc_entry *e, const cvc_view *v, int sms, int64_t tiles, int slices, int64_t per,
+                               double stage_us)
+{
+    return (double)cvc_cluster_split_waves(tiles, sms, slices) * ((double)per * stage_us + cluster_fixed_us(e, v, slices)) +
+           (per < MIN_SPLIT_STAGES ? SHORT_SLICE_US : 0.0);
+}
+
+/* The ring depth at which a kernel's split-K is chosen: sm90a wgrad's deeper rings as
+ * WGRAD_SPLIT_STAGES deep (their own depth prices the time of the split chosen). */
+static int split_ring(const cvc_key *k)
+{
+    return k->op == CONVCAT_WGRAD && k->arch == CONVCAT_ARCH_SM90A && k->stages > WGRAD_SPLIT_STAGES ? WGRAD_SPLIT_STAGES
+                                                                                                   : k->stages;
+}
+
 cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool allow_cluster)
 {
     if (sms <= 0)
@@ -226,9 +247,11 @@ cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool all
     const int cluster = e->k.cluster_m * e->k.cluster_n;
     int64_t tm, tn;
     cvc_cluster_tiles(e, v, &tm, &tn);
+    /* The split is chosen at the ring depth split_ring prices; the time at the kernel's own. */
+    const int ring = e->k.stages, choice_ring = split_ring(&e->k);
     double stage_us, fixed_us, once_us;
-    tile_costs(e, v, true, &stage_us, &fixed_us);
-    tile_costs(e, v, !b_once(e, v), &once_us, &fixed_us);   /* unsplit: B maybe loaded once a slot */
+    tile_costs(e, v, true, choice_ring, &stage_us, &fixed_us);
+    tile_costs(e, v, !b_once(e, v), choice_ring, &once_us, &fixed_us);   /* unsplit: B maybe loaded once a slot */
     /* Grouped problems split only where the kernel says so (sm90a): its slices store the
      * diagonal blocks, dw's layout, and KEY_reduce adds them. */
     const bool splits = cvc_has(e, CVC_F_SPLITS_K) && (v->p.groups == 1 || cvc_has(e, CVC_F_GROUPED_SPLITS));
@@ -248,20 +271,27 @@ cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool all
     /* Cluster split-K: the slices of a tile are a cluster (a power of two of them, at most
      * CVC_CLUSTER_SPLITS_MAX, every slice as long), a tile a CTA; no reduction launch. */
     const int force = cluster_override();
-    if (!splits || !allow_cluster || !cvc_has(e, CVC_F_CLUSTER_SPLITS) || v->p.groups > 1 || force == 0)
-        return best;
-    if (force == 1)
-        best_us = INFINITY;
-    for (int s = 2; s <= CVC_CLUSTER_SPLITS_MAX && k_iters / s >= MIN_CLUSTER_SPLIT_STAGES; s *= 2) {
-        const int64_t per = cvc_ceil_div(k_iters, s);
-        if (cvc_ceil_div(k_iters, per) != s)
-            continue;
-        const double us = (double)cvc_cluster_split_waves(tm * tn, sms, s) * ((double)per * stage_us + cluster_fixed_us(e, v, s)) +
-                          (per < MIN_SPLIT_STAGES ? SHORT_SLICE_US : 0.0);
-        if (us < best_us * 0.99) {
-            best = (cvc_split){.splits = s, .split_iters = (int)per, .cluster = true, .compute_us = us};
-            best_us = us;
+    if (splits && allow_cluster && cvc_has(e, CVC_F_CLUSTER_SPLITS) && v->p.groups == 1 && force != 0) {
+        if (force == 1)
+            best_us = INFINITY;
+        for (int s = 2; s <= CVC_CLUSTER_SPLITS_MAX && k_iters / s >= MIN_CLUSTER_SPLIT_STAGES; s *= 2) {
+            const int64_t per = cvc_ceil_div(k_iters, s);
+            if (cvc_ceil_div(k_iters, per) != s)
+                continue;
+            const double us = cluster_split_us(e, v, sms, tm * tn, s, per, stage_us);
+            if (us < best_us * 0.99) {
+                best = (cvc_split){.splits = s, .split_iters = (int)per, .cluster = true, .compute_us = us};
+                best_us = us;
+            }
         }
+    }
+    if (ring != choice_ring) {   /* the chosen split's time on the kernel's own ring */
+        tile_costs(e, v, true, ring, &stage_us, &fixed_us);
+        tile_costs(e, v, !b_once(e, v), ring, &once_us, &fixed_us);
+        const int64_t per = best.split_iters, slices = best.splits;
+        best.compute_us = best.cluster ? cluster_split_us(e, v, sms, tm * tn, (int)slices, per, stage_us)
+                                       : (double)waves_of(tm * tn * cluster * slices, sms, cluster) *
+                                             ((double)per * (slices == 1 ? once_us : stage_us) + fixed_us);
     }
     return best;
 }
@@ -284,7 +314,7 @@ static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
         cvc_dgrad_phase_classes(v, CVC_PHASE_SIZE, &sizes);
         const int cluster = k->cluster_m * k->cluster_n;
         double stage_us, fixed_us;
-        tile_costs(e, v, sp.splits > 1 || !b_once(e, v), &stage_us, &fixed_us);
+        tile_costs(e, v, sp.splits > 1 || !b_once(e, v), k->stages, &stage_us, &fixed_us);
         compute_us = 0.0;
         for (int i = 0; i < sizes.visits; ++i) {
             cvc_dgrad_phase ph;
