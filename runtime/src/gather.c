@@ -133,7 +133,7 @@ static tile_geometry tile_geometry_of(const cvc_entry *e, const cvc_view *v)
             t.rows = (int)rows, t.cols = (int)cols;
         }
     }
-    t.smem = clamp32((double)e->k.tile_n * ((double)t.kp * eb + 16) + (double)t.kp / 2 * 4 +
+    t.smem = clamp32((double)e->k.tile_n * CVC_TILE_FILTER_ROW_BYTES((double)t.kp, eb) + CVC_TILE_TABLE_BYTES(t.kp) +
                      (double)t.rows * t.cols * t.cp * eb);
     return t;
 }

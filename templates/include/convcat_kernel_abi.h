@@ -197,6 +197,13 @@ typedef struct cvc_gather_params {
     int32_t tile_cp, tile_kp;
 } cvc_gather_params;
 
+/* An input-tile kernel's shared memory, in this order: tile N filter rows of tile_kp elements of eb
+ * bytes each, a row 16 bytes past a multiple of 32 (a warp's rows off each other's banks); the column
+ * table, a 32-bit offset for each pair of K; then the input tile, tile_ext[0] x tile_ext[1] pixels of
+ * tile_cp elements.  Macros, so that the runtime may pass doubles (no overflow while it checks). */
+#define CVC_TILE_FILTER_ROW_BYTES(kp, eb) ((kp) * (eb) + 16)
+#define CVC_TILE_TABLE_BYTES(kp) ((kp) / 2 * 4)
+
 /* ---- the direct family (templates/direct_conv.cu.j2) ----------------------------------
  * Depthwise convolution (c = 1 channel per group, `mult` = K / C filters per group) on CUDA
  * cores.  fprop and dgrad compute blocks of their output from a tile of their input in
