@@ -231,6 +231,28 @@ static double cluster_split_us(const cvc_entry *e, const cvc_view *v, int sms, i
            (per < MIN_SPLIT_STAGES ? SHORT_SLICE_US : 0.0);
 }
 
+/* A tile's costs at one ring depth: a stage loading both operands, one of an unsplit tile (B maybe
+ * loaded once a slot, b_once), and its fixed part. */
+typedef struct ring_costs {
+    double stage_us, once_us, fixed_us;
+} ring_costs;
+
+static ring_costs ring_costs_of(const cvc_entry *e, const cvc_view *v, int ring)
+{
+    ring_costs c;
+    tile_costs(e, v, true, ring, &c.stage_us, &c.fixed_us);
+    tile_costs(e, v, !b_once(e, v), ring, &c.once_us, &c.fixed_us);
+    return c;
+}
+
+/* A split-K grid through the workspace: `tiles` tiles of `cluster` CTAs, each in `slices` slices of
+ * per stages (KEY_reduce's time apart). */
+static double workspace_split_us(const ring_costs *c, int64_t tiles, int cluster, int sms, int64_t slices, int64_t per)
+{
+    return (double)waves_of(tiles * cluster * slices, sms, cluster) *
+           ((double)per * (slices == 1 ? c->once_us : c->stage_us) + c->fixed_us);
+}
+
 /* The ring depth at which a kernel's split-K is chosen: sm90a wgrad's deeper rings as
  * WGRAD_SPLIT_STAGES deep (their own depth prices the time of the split chosen). */
 static int split_ring(const cvc_key *k)
@@ -249,9 +271,7 @@ cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool all
     cvc_cluster_tiles(e, v, &tm, &tn);
     /* The split is chosen at the ring depth split_ring prices; the time at the kernel's own. */
     const int ring = e->k.stages, choice_ring = split_ring(&e->k);
-    double stage_us, fixed_us, once_us;
-    tile_costs(e, v, true, choice_ring, &stage_us, &fixed_us);
-    tile_costs(e, v, !b_once(e, v), choice_ring, &once_us, &fixed_us);   /* unsplit: B maybe loaded once a slot */
+    const ring_costs choice = ring_costs_of(e, v, choice_ring);
     /* Grouped problems split only where the kernel says so (sm90a): its slices store the
      * diagonal blocks, dw's layout, and KEY_reduce adds them. */
     const bool splits = cvc_has(e, CVC_F_SPLITS_K) && (v->p.groups == 1 || cvc_has(e, CVC_F_GROUPED_SPLITS));
@@ -259,12 +279,10 @@ cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool all
     double best_us = INFINITY;
     for (int64_t s = 1; s <= (splits ? MAX_SPLITS : 1) && (s == 1 || k_iters / s >= MIN_SPLIT_STAGES); ++s) {
         const int64_t per = cvc_ceil_div(k_iters, s), slices = cvc_ceil_div(k_iters, per);
-        const int64_t waves = waves_of(tm * tn * cluster * slices, sms, cluster);
-        const double tile_us = (double)per * (slices == 1 ? once_us : stage_us) + fixed_us;
+        const double us = workspace_split_us(&choice, tm * tn, cluster, sms, slices, per);
         const double reduce = reduce_us(&v->gemm, (int)slices, v->out_bytes);
-        if ((double)waves * tile_us + reduce < best_us * 0.99) {   /* fewer slices unless more win clearly */
-            best = (cvc_split){.splits = (int)slices, .split_iters = (int)per, .compute_us = (double)waves * tile_us,
-                               .reduce_us = reduce};
+        if (us + reduce < best_us * 0.99) {   /* fewer slices unless more win clearly */
+            best = (cvc_split){.splits = (int)slices, .split_iters = (int)per, .compute_us = us, .reduce_us = reduce};
             best_us = best.compute_us + reduce;
         }
     }
@@ -278,7 +296,7 @@ cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool all
             const int64_t per = cvc_ceil_div(k_iters, s);
             if (cvc_ceil_div(k_iters, per) != s)
                 continue;
-            const double us = cluster_split_us(e, v, sms, tm * tn, s, per, stage_us);
+            const double us = cluster_split_us(e, v, sms, tm * tn, s, per, choice.stage_us);
             if (us < best_us * 0.99) {
                 best = (cvc_split){.splits = s, .split_iters = (int)per, .cluster = true, .compute_us = us};
                 best_us = us;
@@ -286,12 +304,9 @@ cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool all
         }
     }
     if (ring != choice_ring) {   /* the chosen split's time on the kernel's own ring */
-        tile_costs(e, v, true, ring, &stage_us, &fixed_us);
-        tile_costs(e, v, !b_once(e, v), ring, &once_us, &fixed_us);
-        const int64_t per = best.split_iters, slices = best.splits;
-        best.compute_us = best.cluster ? cluster_split_us(e, v, sms, tm * tn, (int)slices, per, stage_us)
-                                       : (double)waves_of(tm * tn * cluster * slices, sms, cluster) *
-                                             ((double)per * (slices == 1 ? once_us : stage_us) + fixed_us);
+        const ring_costs own = ring_costs_of(e, v, ring);
+        best.compute_us = best.cluster ? cluster_split_us(e, v, sms, tm * tn, best.splits, best.split_iters, own.stage_us)
+                                       : workspace_split_us(&own, tm * tn, cluster, sms, best.splits, best.split_iters);
     }
     return best;
 }
