@@ -274,6 +274,67 @@ static void test_dgrad_stride_phases(void)
     CU_ASSERT_EQUAL(ph.axis[1].pixels, 2);
 }
 
+/* Each phase's taps are exactly the r < S with r * dil = ph + pad (mod stride), every such r,
+ * counted here one by one over small strides, dilations, pads and filters.  And a filter and
+ * stride in the millions is solved at once, not searched tap by tap. */
+static void test_dgrad_phase_taps_by_count(void)
+{
+    convcat_problem p;
+    convcat_problem_init(&p);
+    p.op = CONVCAT_DGRAD, p.dims = 1, p.n = 1, p.c = 8, p.k = 8;
+    int checked = 0;
+    for (int st = 1; st <= 7; ++st)
+        for (int dil = 1; dil <= 6; ++dil)
+            for (int s = 1; s <= 5; ++s)
+                for (int pad = 0; pad <= (s - 1) * dil; ++pad) {
+                    p.w = 3 * st + 2, p.s = s, p.stride[2] = st, p.dilation[2] = dil;
+                    p.pad_lo[2] = pad, p.pad_hi[2] = 0;
+                    cvc_view view;
+                    if (cvc_view_make(&p, &view, NULL, 0) != CONVCAT_OK)
+                        continue;   /* the filter reaches past the padded input */
+                    const cvc_view *v = &view;
+                    for (int i = 0; i < v->phases; ++i) {
+                        cvc_dgrad_phase ph;
+                        cvc_dgrad_phase_at(v, i, &ph);
+                        const cvc_phase_axis *w = &ph.axis[0];
+                        int taps = 0, last = -1, first = -1;
+                        for (int r = 0; r < s; ++r)
+                            if ((r * dil - w->ph - pad) % st == 0)
+                                first = first < 0 ? r : first, last = r, ++taps;
+                        CU_ASSERT_EQUAL(w->taps, taps);
+                        if (taps) {
+                            CU_ASSERT_EQUAL(w->tap0, last);
+                            CU_ASSERT_EQUAL(w->tap0 - (w->taps - 1) * w->tap_step, first);
+                            CU_ASSERT_EQUAL((w->ph + pad - w->tap0 * dil) % st, 0);
+                        }
+                        ++checked;
+                    }
+                }
+    CU_ASSERT_TRUE(checked > 1000);
+    /* S 10486271 at stride 50331647, dilation 16, pad 2: 16 r = ph + 2 (mod the stride) has its
+     * least solution below S for ph 0, 1 and 14 to 17 (r 6291456, 9437184, 1, ...), one tap each. */
+    p.w = 24, p.s = 10486271, p.stride[2] = 50331647, p.dilation[2] = 16, p.pad_lo[2] = 2;
+    p.pad_hi[2] = 178956971;
+    const cvc_view *v = unit_view(&p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    CU_ASSERT_EQUAL(v->phases, 24);
+    int reached = 0;
+    for (int i = 0; i < v->phases; ++i) {
+        cvc_dgrad_phase ph;
+        cvc_dgrad_phase_at(v, i, &ph);
+        const cvc_phase_axis *w = &ph.axis[0];
+        if (w->taps) {
+            CU_ASSERT_EQUAL(((int64_t)w->tap0 * 16 - w->ph - 2) % 50331647, 0);
+            CU_ASSERT_EQUAL(w->taps, 1);
+            CU_ASSERT_TRUE(w->tap0 < p.s);
+            CU_ASSERT_TRUE(w->ph <= 1 || (w->ph >= 14 && w->ph <= 17));
+            CU_ASSERT_TRUE(w->ph != 14 || w->tap0 == 1);
+            ++reached;
+        }
+    }
+    CU_ASSERT_EQUAL(reached, 6);
+}
+
 /* Wgrad: A is dy as (K, N*Z*P*Q) tiles of 64 x (tile K / cluster N); B is x
  * im2col as for fprop, 64 channels x (tile K / cluster M) pixels; the output
  * is dw as (C, T*R*S, K), or the f32 split-K workspace with a splits axis. */
@@ -968,6 +1029,7 @@ int main(void)
         {"wgrad 3D descriptors", test_wgrad_3d_descriptors},
         {"wgrad tf32 descriptors", test_wgrad_tf32_descriptors},
         {"dgrad stride phases", test_dgrad_stride_phases},
+        {"dgrad phase taps by count", test_dgrad_phase_taps_by_count},
         {"dgrad tf32 descriptors", test_dgrad_tf32_descriptors},
         {"divider is exact", test_divider_is_exact},
         {"output descriptor", test_output_descriptor},

@@ -143,6 +143,17 @@ static int gcd(int a, int b)
     return a;
 }
 
+/* The inverse of a modulo m (a and m coprime, m >= 1), in [0, m): extended Euclid. */
+static int64_t inverse_mod(int64_t a, int64_t m)
+{
+    int64_t r0 = m, r1 = a % m, t0 = 0, t1 = 1;
+    while (r1) {
+        const int64_t q = r0 / r1, r = r0 - q * r1, t = t0 - q * t1;
+        r0 = r1, r1 = r, t0 = t1, t1 = t;
+    }
+    return ((t0 % m) + m) % m;
+}
+
 /* Axis i (W first) of a phase: dx pixels ph, ph + st, ... and the taps that reach them. */
 static void phase_axis(const cvc_view *v, int i, int ph, cvc_phase_axis *x)
 {
@@ -151,13 +162,17 @@ static void phase_axis(const cvc_view *v, int i, int ph, cvc_phase_axis *x)
     const int in = v->in[ax], dy = v->out[ax], filt = v->filt[ax];
     const int gg = gcd(st, dil), step = st / gg;
     *x = (cvc_phase_axis){.ph = ph, .pixels = (in - ph + st - 1) / st, .tap_step = step, .dil = dil / gg};
-    /* Taps r with r * dil = ph + pad (mod st): r0, r0 + step, ... below the filter's extent. */
-    int r0 = -1;
-    for (int r = 0; r < step && r < filt && r0 < 0; ++r)
-        if (((int64_t)r * dil - ph - pad) % st == 0)
-            r0 = r;
-    x->taps = r0 < 0 ? 0 : (filt - 1 - r0) / step + 1;
-    x->tap0 = r0 < 0 ? 0 : r0 + (x->taps - 1) * step;
+    /* Taps r with r * dil = ph + pad (mod st): r0, r0 + step, ... below the filter's extent.  The
+     * congruence has solutions where gg divides ph + pad; r0, the least, is (ph + pad) / gg times
+     * the inverse of dil / gg modulo step. */
+    const int64_t rest = ((int64_t)ph + pad) % st;
+    int64_t r0 = -1;
+    if (rest % gg == 0)
+        r0 = rest / gg % step * inverse_mod(dil / gg, step) % step;
+    if (r0 >= filt)
+        r0 = -1;
+    x->taps = r0 < 0 ? 0 : (int)((filt - 1 - r0) / step + 1);
+    x->tap0 = r0 < 0 ? 0 : (int)(r0 + (int64_t)(x->taps - 1) * step);
     /* dy index of dx pixel ph + st * j at tap tap0 is j + lower; tap k adds k * dil. */
     x->lower = r0 < 0 ? 0 : (int)(((int64_t)ph + pad - (int64_t)x->tap0 * dil) / st);
     x->upper = x->pixels - dy + x->lower;
