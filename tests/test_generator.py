@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "generator"))
 
 import jinja2  # noqa: E402
 
-from convcat_gen import index, render, space, spec  # noqa: E402
+from convcat_gen import gather, index, render, space, spec  # noqa: E402
 
 GEN = [sys.executable, str(ROOT / "generator" / "convcat-gen")]
 PACK = [sys.executable, str(ROOT / "catalog" / "pack.py")]
@@ -592,6 +592,30 @@ class Validity(unittest.TestCase):
         self.assertValid(variant(BF16, tile_m=64, tile_n=64, stages=2))
         self.assertInvalid(variant(BF16, tile_m=64, tile_n=64, stages=1), "stages 1: 2..8")
         self.assertInvalid(variant(BF16, tile_m=64, tile_n=64, stages=9), "stages 9")
+
+    def test_input_tile_kernels(self):
+        # One-stage gather kernels: fprop tiles of 128 pixels by 32 or 64 filters, wgrad tiles of 64
+        # filters by 64 or 128 (tap, channel) columns (SPLITS_K: KEY_reduce adds their slices); 1D and
+        # 2D, f16/bf16; each op its own template.
+        tile = variant(GATHER, tile_k=16, stages=1)
+        self.assertValid(tile)
+        wgrad = variant(GATHER, op="wgrad", tile_m=64, tile_n=128, tile_k=16, stages=1)
+        self.assertValid(wgrad)
+        self.assertValid(dataclasses.replace(wgrad, tile_n=64, dims=1, a="f16", b="f16", out="f32"))
+        self.assertInvalid(dataclasses.replace(wgrad, tile_m=128), "wgrad tile 128x128x16: 64 filters")
+        self.assertInvalid(dataclasses.replace(wgrad, tile_n=32), "64 or 128 (tap, channel) columns")
+        self.assertInvalid(dataclasses.replace(wgrad, op="dgrad"), "dgrad, 3D and tf32 take the pipelined")
+        self.assertInvalid(dataclasses.replace(wgrad, dims=3), "dgrad, 3D and tf32 take the pipelined")
+        self.assertInvalid(dataclasses.replace(tile, tile_m=64), "fprop tile 64x64x16: 128 pixels")
+        self.assertEqual(render.template_name(tile), "gather_tile.cu.j2")
+        self.assertEqual(render.template_name(wgrad), "gather_tile_wgrad.cu.j2")
+        caps = gather.capabilities(wgrad)
+        self.assertEqual((caps["flags"], caps["groups_mode"]), (("INPUT_TILE", "SPLITS_K"), "none"))
+        self.assertEqual(gather.capabilities(tile)["flags"], ("INPUT_TILE",))
+        text = render.render(wgrad)
+        self.assertIn(f"BP = {index.TILE_WGRAD_BLOCK_PIXELS}", text)
+        self.assertIn(f"{wgrad.name()}_reduce(", text)
+        self.assertIn(gather.REDUCE_RESULT["wgrad"], text)
 
     def test_every_rejection_of_the_space_has_a_reason(self):
         keys = space.product(arch=("sm90a",), dims=(2,), stages=(2, 4, 8))

@@ -614,7 +614,7 @@ static const shape odd_channels_3d[] = {
     P3(2, 2, 3, 3, 13, 200, 3, 3, 3, 1, 1, 1),       /* K = 200: dgrad splits K */
 };
 
-/* ---- input-tile gather kernels (flag INPUT_TILE): fprop of at most 4 channels ------------- */
+/* ---- input-tile gather kernels (flag INPUT_TILE): fprop and wgrad of at most 4 channels ---- */
 
 static const shape input_tile_2d[] = {
     P2(2, 37, 35, 3, 64, 7, 7, 3, 3, 3, 3, 2, 2, 1, 1),       /* the ResNet stem: C = 3, 7x7 stride 2 */
@@ -632,6 +632,8 @@ static const shape input_tile_2d[] = {
     /* ^ K = 45, bias, beta and GELU */
     {2, 1, 17, 15, 3, 64, 1, 7, 7, {0, 3, 3}, {0, 3, 3}, {1, 2, 2}, {1, 1, 1}, 1.0f, 0.0f, 1, CONVCAT_ACT_RELU},
     /* ^ bias and ReLU */
+    {1, 1, 9, 11, 2, 7, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE},
+    /* ^ one block of 99 outputs (wgrad: one slice, dw stored by the kernel itself), alpha, beta */
 };
 
 static const shape input_tile_1d[] = {
@@ -1197,7 +1199,7 @@ static void test_kernel(void)
         printf("(%d small-group problems run) ", small);
         return;
     }
-    if (e.family == CONVCAT_FAMILY_GATHER && e.stages == 1) {   /* input tile: few-channel fprop only (1000..) */
+    if (e.family == CONVCAT_FAMILY_GATHER && e.stages == 1) {   /* input tile: few-channel problems only (1000..) */
         const shape_list *l = &input_tile_lists[e.dims - 1];
         ran = run_list(index, &e, l, 1000);
         if (ran != (int)l->count) {

@@ -2435,6 +2435,74 @@ static void test_input_tile(void)
     CU_ASSERT_TRUE(cvc_predict_us(&e, unit_view(&p), 132) < 0.5 * cvc_predict_us(&pipelined, unit_view(&p), 132));
 }
 
+/* Input-tile wgrad kernels (flags INPUT_TILE, SPLITS_K): dw of at most CVC_TILE_MAX_CHANNELS channels,
+ * groups 1, a block's dy rows and input tile within the kernel's shared memory; a CTA for each filter
+ * block, column block and slice of the blocks, the slices' sums through the workspace. */
+static void test_input_tile_wgrad(void)
+{
+    const cvc_entry e = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_64x128x16_s1_c1x1_gather");
+    const cvc_entry e1 = unit_entry("sm90a_wgrad_1d_f16_f16_f32_f16_64x64x16_s1_c1x1_gather");
+    CU_ASSERT_TRUE(cvc_has(&e, CVC_F_INPUT_TILE) && cvc_has(&e, CVC_F_SPLITS_K) && cvc_has(&e1, CVC_F_INPUT_TILE));
+    CU_ASSERT_TRUE(e.family == CVC_FAMILY_GATHER && e.groups_mode == CVC_GROUPS_NONE && e.k.stages == 1);
+    CU_ASSERT_FALSE(cvc_has(&e, CVC_F_CHAINED) || cvc_has(&e, CVC_F_GROUPED_SPLITS));
+    convcat_problem p = unit_problem(CONVCAT_WGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);   /* the ResNet stem's dw */
+    p.n = 64, p.h = p.w = 224, p.c = 3, p.k = 64, p.r = p.s = 7;
+    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 3, p.stride[1] = p.stride[2] = 2;
+    ACCEPT(e, p);
+    BOTH(e, p, c, 4, 5, "C = 5 channels: this kernel stages input pixels of at most 4 channels");
+    BOTH(e, p, groups, 1, 3, "groups");
+    convcat_problem big = p;   /* 16x16 patches at stride 16: 128 x 256 input pixels a block */
+    big.r = big.s = 16, big.stride[1] = big.stride[2] = 16;
+    memset(big.pad_lo, 0, sizeof big.pad_lo), memset(big.pad_hi, 0, sizeof big.pad_hi);
+    REFUSE(e, big, "a block's dy rows and input tile take");
+    cvc_launches ls;
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&e, unit_view(&p), 132, &ls), CONVCAT_OK);
+    CU_ASSERT_EQUAL_FATAL(ls.count, 1);
+    const cvc_gather_params *g = &ls.l[0].u.g;
+    CU_ASSERT_TRUE(g->gemm_m == 64 && g->gemm_n == 147 && g->gemm_k == 64 * 112 * 112);
+    CU_ASSERT_TRUE(g->ldy == 147 && g->out_elems == 64 * 147 && g->vec_a == 8);
+    CU_ASSERT_TRUE(g->tile_cp == 3 && g->tile_kp == 152);   /* 49 taps x 3 channels, padded to 8 */
+    CU_ASSERT_TRUE(g->tiles_m == 1 && g->tiles_n == 2);     /* 152 columns in blocks of 128 */
+    /* blocks of 128 of the 112 x 112 outputs: 8 x 16 or 16 x 8, 98 an image; input tiles 21 x 37 */
+    CU_ASSERT_TRUE(g->block_q == 8 || g->block_q == 16);
+    CU_ASSERT_EQUAL(g->blocks[0] * g->blocks[1], 98);
+    CU_ASSERT_EQUAL(g->tile_ext[0] * g->tile_ext[1], 21 * 37);
+    CU_ASSERT_EQUAL(ls.l[0].smem, 128u * (64 * 2 + 16) + 21 * 37 * 3 * 2);
+    /* every block in exactly one slice, none empty; a CTA a (column block, slice) */
+    const int64_t blocks = 64 * 98;
+    CU_ASSERT_TRUE(g->splits > 1 && (int64_t)g->splits * g->split_k >= blocks &&
+                   (int64_t)(g->splits - 1) * g->split_k < blocks);
+    CU_ASSERT_EQUAL(ls.l[0].grid, 2u * (unsigned)g->splits);
+    CU_ASSERT_EQUAL(ls.workspace_bytes, (size_t)g->splits * 64 * 147 * sizeof(float));
+    CU_ASSERT_TRUE(ls.reduce_grid > 0);
+    free(ls.l);
+    p.k = 45;   /* dy rows of odd length: loaded an element at a time */
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&e, unit_view(&p), 132, &ls), CONVCAT_OK);
+    CU_ASSERT_TRUE(ls.l[0].u.g.vec_a == 1 && ls.l[0].u.g.tiles_m == 1);
+    free(ls.l);
+    p.k = 64;
+    /* one SM: one slice, no workspace (the sums go straight to dw) */
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&e, unit_view(&p), 1, &ls), CONVCAT_OK);
+    CU_ASSERT_TRUE(ls.l[0].u.g.splits >= 1);
+    CU_ASSERT_EQUAL(ls.workspace_bytes == 0, ls.l[0].u.g.splits == 1);
+    free(ls.l);
+    /* wav2vec2's front end: C = 1, a 1D block of 128 outputs; 512 filters in blocks of 64 */
+    convcat_problem w = unit_problem(CONVCAT_WGRAD, 1, CONVCAT_F16, CONVCAT_F16);
+    w.n = 8, w.w = 64000, w.c = 1, w.k = 512, w.s = 10, w.stride[2] = 5;
+    memset(w.pad_lo, 0, sizeof w.pad_lo), memset(w.pad_hi, 0, sizeof w.pad_hi);
+    ACCEPT(e1, w);
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&e1, unit_view(&w), 132, &ls), CONVCAT_OK);
+    g = &ls.l[0].u.g;
+    CU_ASSERT_TRUE(g->tile_cp == 1 && g->tile_kp == 16 && g->block_q == 128);
+    CU_ASSERT_TRUE(g->tile_ext[0] == 1 && g->tile_ext[1] == 127 * 5 + 10);
+    CU_ASSERT_TRUE(g->tiles_m == 8 && g->tiles_n == 1 && g->blocks[1] == 100);   /* 12800 outputs an image */
+    CU_ASSERT_EQUAL(ls.l[0].grid, 8u * (unsigned)g->splits);
+    free(ls.l);
+    /* its price is its own: far below the pipelined gather kernels' on the stem */
+    const cvc_entry pipelined = unit_entry("sm90a_wgrad_2d_bf16_bf16_f32_bf16_64x32x64_s4_c1x1_gather");
+    CU_ASSERT_TRUE(cvc_predict_us(&e, unit_view(&p), 132) < 0.5 * cvc_predict_us(&pipelined, unit_view(&p), 132));
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -2500,6 +2568,7 @@ int main(void)
         {"folds on the real catalog", test_folds_on_the_real_catalog},
         {"raster band rule and override", test_raster_band_rule_and_override},
         {"input-tile gather kernels", test_input_tile},
+        {"input-tile wgrad kernels", test_input_tile_wgrad},
         CU_TEST_INFO_NULL,
     };
     return unit_main("rules", tests, NULL, NULL);

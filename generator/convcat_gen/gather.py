@@ -23,14 +23,19 @@ of 4 bytes or more (zero-filled past the tensor), loads through registers for
 single 16-bit elements (odd channel counts).  The runtime picks the widest
 `vec` the problem's alignment allows.
 
-Input-tile kernels (one stage, flag INPUT_TILE; templates/gather_tile.cu.j2): fprop of inputs
-of at most 4 channels (the stems' C = 3, a waveform's C = 1), whose (tap, channel) K loop a
-gathering kernel walks one 16-bit element a tap.  A CTA copies its filters (all of K, channels
-padded to a power of two) into shared memory once, then per block of output pixels (rows x
-columns of one image) the block's input tile with the filter's reach, and reads A straight
-from that tile: a pair of channels of one tap is one 32-bit load at the tap's offset from the
-pixel's window (a per-CTA table), so each input pixel is read from memory once a block, not
-once a tap.
+Input-tile kernels (one stage, flag INPUT_TILE): fprop and wgrad of inputs of at most 4
+channels (the stems' C = 3, a waveform's C = 1), whose (tap, channel) columns a gathering kernel
+walks one 16-bit element a tap.  Per block of output pixels (rows x columns of one image) a CTA
+copies the block's input tile with the filter's reach into shared memory and reads the im2col
+operand straight from it, at a per-(tap, channel) offset from the pixel's window, so that each
+input pixel is read from memory once a block, not once a tap.
+  fprop (templates/gather_tile.cu.j2): tiles of 128 pixels x N filters; a CTA copies its
+filters (all of K, channels padded to a power of two) once; a pair of channels of one tap is
+one 32-bit load from the tile.
+  wgrad (templates/gather_tile_wgrad.cu.j2): tiles of 64 filters x N (tap, channel) columns,
+the channels unpadded; a CTA takes a slice of the blocks of TILE_WGRAD_BLOCK_PIXELS pixels,
+copies each block's dy rows beside its input tile, and keeps its f32 sums in registers over
+the slice; KEY_reduce adds the slices (flag SPLITS_K).
 """
 from __future__ import annotations
 
@@ -129,13 +134,19 @@ def vecs(key: space.Key) -> tuple:
 
 
 def input_tile(key: space.Key) -> bool:
-    """The one-stage fprop kernels that stage a block's input tile (flag INPUT_TILE)."""
+    """The one-stage fprop and wgrad kernels that stage a block's input tile (flag INPUT_TILE)."""
     return key.stages == 1
+
+
+def _tile_warps(key: space.Key) -> tuple[int, int]:
+    """An input-tile kernel's four warps: fprop 4 x 1 (a warp, 32 pixels); wgrad 1 x 4 (a warp, every
+    filter of the tile and a quarter of its columns: the gathered operand is loaded once a column)."""
+    return (4, 1) if key.op == "fprop" else (1, 4)
 
 
 def derive(key: space.Key) -> Config:
     eb = space.ELEM_BYTES[key.a]
-    wm_, wn_ = (4, 1) if input_tile(key) else _warps(key.tile_m, key.tile_n)   # input tile: a warp, 32 pixels
+    wm_, wn_ = _tile_warps(key) if input_tile(key) else _warps(key.tile_m, key.tile_n)
     wm, wn = key.tile_m // wm_, key.tile_n // wn_
     ka, kb = kmajor(key)
     a = _operand(ka, key.tile_m, key.tile_k, eb, key.stages)
@@ -161,12 +172,15 @@ def why_invalid(key: space.Key) -> str | None:
         return (f"schedule gather: tile K {key.tile_k}: a stage holds 32, 64 or 128 bytes of K "
                 f"({32 // eb}, {64 // eb} or {128 // eb} {key.a} elements)")
     if input_tile(key):
-        if key.op != "fprop" or key.dims == 3 or (key.a, key.b, key.acc, key.out) not in TILE_DTYPES:
-            return ("schedule gather, 1 stage (an input tile): 1D and 2D fprop of f16/bf16; other ops, 3D "
+        if key.op == "dgrad" or key.dims == 3 or (key.a, key.b, key.acc, key.out) not in TILE_DTYPES:
+            return ("schedule gather, 1 stage (an input tile): 1D and 2D fprop and wgrad of f16/bf16; dgrad, 3D "
                     "and tf32 take the pipelined kernels")
-        if key.tile_m != 128 or key.tile_n not in (32, 64) or key.tile_k != 16:
-            return (f"schedule gather, 1 stage: tile {key.tile_m}x{key.tile_n}x{key.tile_k}: 128 pixels (four "
+        if key.op == "fprop" and (key.tile_m != 128 or key.tile_n not in (32, 64) or key.tile_k != 16):
+            return (f"schedule gather, 1 stage: fprop tile {key.tile_m}x{key.tile_n}x{key.tile_k}: 128 pixels (four "
                     "warps of 32 rows) by 32 or 64 filters, K steps of 16")
+        if key.op == "wgrad" and (key.tile_m != 64 or key.tile_n not in (64, 128) or key.tile_k != 16):
+            return (f"schedule gather, 1 stage: wgrad tile {key.tile_m}x{key.tile_n}x{key.tile_k}: 64 filters by 64 "
+                    "or 128 (tap, channel) columns (four warps of a quarter each), K steps of 16 pixels")
         return None
     if key.stages not in STAGES:
         return f"schedule gather: stages {key.stages}: 1 (an input tile), 2, 3 or 4"
@@ -190,6 +204,10 @@ def why_invalid(key: space.Key) -> str | None:
 
 
 PACK_TILE_N = 64              # dgrad tiles this wide or wider pack groups
+# What KEY_reduce computes from the slices (templates/gather/reduce.j2).
+REDUCE_RESULT = {"fprop": "y = act(alpha * (the slices' sum) + bias + beta * C)",
+                 "dgrad": "dx = alpha * (the slices' sum) + beta * C",
+                 "wgrad": "dw = alpha * (the slices' sum) + beta * C"}
 
 
 def packs_groups(key: space.Key) -> bool:
@@ -203,8 +221,9 @@ def packs_groups(key: space.Key) -> bool:
 def capabilities(key: space.Key) -> dict:
     """The index fields the runtime's rules and planner read."""
     cfg = derive(key)
-    if input_tile(key):   # smem_bytes: the most a problem's tile and filters may take (the rules refuse more)
-        return dict(family="gather", flags=("INPUT_TILE",), acc_regs=cfg.acc_regs, wg_n=cfg.wn, mma_n=8,
+    if input_tile(key):   # smem_bytes: the most a problem's tiles may take (the rules refuse more)
+        flags = ("INPUT_TILE",) + (("SPLITS_K",) if key.op == "wgrad" else ())
+        return dict(family="gather", flags=flags, acc_regs=cfg.acc_regs, wg_n=cfg.wn, mma_n=8,
                     c_align=1, k_align=1, max_stride=0, groups_mode="none", vec_mask=1, a_stage_bytes=0,
                     b_stage_bytes=0, smem_bytes=SMEM_BUDGET, threads=cfg.threads)
     flags = (("SPLITS_K", "GROUPED_SPLITS") + (("PACKS_GROUPS",) if packs_groups(key) else ()) +
@@ -224,10 +243,12 @@ def mma_instruction(ab: str) -> str:
 
 
 def tile_context(key: space.Key) -> dict:
-    """templates/gather_tile.cu.j2's context."""
+    """templates/gather_tile.cu.j2's and gather_tile_wgrad.cu.j2's context."""
     cfg = derive(key)
-    return dict(key=key.name(), dims=key.dims, ab=key.a, out=key.out, eb=space.ELEM_BYTES[key.a], bm=key.tile_m,
-                bn=key.tile_n, bk=key.tile_k, threads=cfg.threads, mi=cfg.mi, ni=cfg.ni, max_cp=TILE_MAX_CHANNELS,
+    return dict(key=key.name(), op=key.op, dims=key.dims, ab=key.a, out=key.out, eb=space.ELEM_BYTES[key.a],
+                bm=key.tile_m, bn=key.tile_n, bk=key.tile_k, bp=index.TILE_WGRAD_BLOCK_PIXELS, threads=cfg.threads,
+                mi=cfg.mi, ni=cfg.ni, wn=cfg.wn, max_cp=TILE_MAX_CHANNELS, chained=False,
+                reduce_result=REDUCE_RESULT[key.op],
                 mma_asm=mma_instruction(key.a) + " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};",
                 elem_t="uint16_t")
 
@@ -260,4 +281,4 @@ def context(key: space.Key) -> dict:
                 elem_t="uint32_t" if eb == 4 else "uint16_t",
                 out_t={"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float"}[key.out],
                 in_t={"f16": "__half", "bf16": "__nv_bfloat16", "tf32": "float"}[key.a],
-                axes=list(range(3 - key.dims, 3)), chained=space.chained(key))
+                axes=list(range(3 - key.dims, 3)), chained=space.chained(key), reduce_result=REDUCE_RESULT[key.op])

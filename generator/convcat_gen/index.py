@@ -57,8 +57,9 @@ FLAGS = {
                       "(cvc_params.cluster_splits): no workspace, no KEY_reduce",
     "TMA_TILE": "direct, staged fprop and dgrad: each block's input tile loads by one TMA copy; the kernel's first "
                 "parameter is a tensor map of the input (C x W x H x N, boxes of the tile: tile_ext)",
-    "INPUT_TILE": "gather fprop of at most CVC_TILE_MAX_CHANNELS channels (one stage): a CTA stages its filters once and "
-                  "each block's input tile, channels padded to tile_cp, and reads A from the tile (tile_* parameters)",
+    "INPUT_TILE": "gather fprop and wgrad of at most CVC_TILE_MAX_CHANNELS channels (one stage): a CTA stages each block's "
+                  "input tile, tile_cp channels a pixel, and reads the im2col operand from it (tile_* parameters); fprop "
+                  "stages its filters once, wgrad each block's dy",
     "WIDENS_GROUPS": "TMA fprop (schedule grouped): runs groups narrower than its packs as block-diagonal groups of F "
                      "adjacent ones (F a power of two), the filter widened into the workspace by KEY_regroup (exported)",
 }
@@ -66,8 +67,10 @@ FLAG_BITS = {name: 1 << i for i, name in enumerate(FLAGS)}
 # Slices of a CLUSTER_SPLITS kernel's cluster, at most: the portable cluster size (the
 # templates unroll the sums over it; the runtime's model and plans keep to it).
 CLUSTER_SPLITS_MAX = 8
-# Channels of an INPUT_TILE kernel's tile pixel, at most (C padded to 2 or to this; gather.py).
+# Channels of an INPUT_TILE kernel's tile pixel, at most (fprop: C padded to 2 or to this; gather.py).
 TILE_MAX_CHANNELS = 4
+# Output pixels of an INPUT_TILE wgrad kernel's block: the GEMM's K a block, staged as dy rows.
+TILE_WGRAD_BLOCK_PIXELS = 128
 
 # How a kernel takes groups > 1 (record field `groups_mode`).
 GROUPS_MODE = {
@@ -252,6 +255,7 @@ def c_header() -> str:
     lines.append(f"#define CVC_F_ALL 0x{sum(FLAG_BITS.values()):x}u")
     lines.append(f"#define CVC_CLUSTER_SPLITS_MAX {CLUSTER_SPLITS_MAX}   /* slices of a CLUSTER_SPLITS cluster, at most */")
     lines.append(f"#define CVC_TILE_MAX_CHANNELS {TILE_MAX_CHANNELS}   /* channels of an INPUT_TILE kernel's tile pixel, at most */")
+    lines.append(f"#define CVC_TILE_WGRAD_BLOCK_PIXELS {TILE_WGRAD_BLOCK_PIXELS}   /* output pixels of an INPUT_TILE wgrad block */")
     lines += ["", "/* groups_mode values. */"]
     lines += [f"#define CVC_GROUPS_{n.upper()} {v}" for n, v in GROUPS_MODE.items()]
     lines += ["", "/* The public enums agree with the values the packer writes. */",

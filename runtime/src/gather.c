@@ -98,10 +98,12 @@ static int resident_ctas(const cvc_entry *e)
 
 /* ---- input-tile kernels (flag INPUT_TILE) ---------------------------------------------------- */
 
-/* A block's geometry: tile_cp channels a tile pixel (C <= 2: 2, else 4), K of (tap, channel) padded
- * to tile K, block_q columns (a 1D problem: the whole tile M, one row; 2D: of 8..tile M, the fewest
- * blocks, then the smallest input tile), the input tile's rows and columns, and the shared memory:
- * the filter block's rows (16 bytes past a multiple of 32), the tap table, the input tile. */
+/* A block's geometry: tile_cp channels a tile pixel (fprop: C <= 2: 2, else 4; wgrad: C), the
+ * (tap, channel) columns padded (fprop: to tile K; wgrad: to 8, an n8 atom), block_q columns of the
+ * block's pixels (fprop: tile M; wgrad: CVC_TILE_WGRAD_BLOCK_PIXELS; a 1D problem: all of them, one
+ * row; 2D: a power of two from 8, the fewest blocks, then the smallest input tile), the input tile's
+ * rows and columns, and the shared memory: fprop the filter block's rows (16 bytes past a multiple
+ * of 32) and the tap table, wgrad the block's dy rows; then the input tile. */
 typedef struct tile_geometry {
     int cp, block_q, blocks[2], rows, cols;
     int64_t kp, smem;   /* 64-bit: the rules refuse what does not fit the kernel's shared memory */
@@ -116,10 +118,12 @@ static int64_t clamp32(double x)
 static tile_geometry tile_geometry_of(const cvc_entry *e, const cvc_view *v)
 {
     const convcat_problem *p = &v->p;
-    const int eb = v->a_bytes, bm = e->k.tile_m;
+    const bool wgrad = e->k.op == CONVCAT_WGRAD;
+    const int eb = v->a_bytes, bm = wgrad ? CVC_TILE_WGRAD_BLOCK_PIXELS : e->k.tile_m;
     tile_geometry t = {0};
-    t.cp = p->c <= 2 ? 2 : CVC_TILE_MAX_CHANNELS;
-    t.kp = cvc_ceil_div(clamp32((double)v->taps) * t.cp, e->k.tile_k) * e->k.tile_k;
+    t.cp = wgrad ? p->c : p->c <= 2 ? 2 : CVC_TILE_MAX_CHANNELS;
+    const int pad_to = wgrad ? 8 : e->k.tile_k;
+    t.kp = cvc_ceil_div(clamp32((double)v->taps) * t.cp, pad_to) * pad_to;
     int64_t best_blocks = INT64_MAX, best_pixels = INT64_MAX;
     for (int bq = e->k.dims == 1 ? bm : 8; bq <= bm; bq *= 2) {
         const int bp = bm / bq;
@@ -133,8 +137,9 @@ static tile_geometry tile_geometry_of(const cvc_entry *e, const cvc_view *v)
             t.rows = (int)rows, t.cols = (int)cols;
         }
     }
-    t.smem = clamp32((double)e->k.tile_n * CVC_TILE_FILTER_ROW_BYTES((double)t.kp, eb) + CVC_TILE_TABLE_BYTES(t.kp) +
-                     (double)t.rows * t.cols * t.cp * eb);
+    const double staged = wgrad ? (double)bm * CVC_TILE_DY_ROW_BYTES((double)e->k.tile_m, eb)
+                                : (double)e->k.tile_n * CVC_TILE_FILTER_ROW_BYTES((double)t.kp, eb) + CVC_TILE_TABLE_BYTES(t.kp);
+    t.smem = clamp32(staged + (double)t.rows * t.cols * t.cp * eb);
     return t;
 }
 
@@ -148,39 +153,86 @@ static convcat_status tile_rules(const cvc_entry *e, const cvc_view *v, char *wh
     }
     const tile_geometry t = tile_geometry_of(e, v);
     if (t.smem > e->smem_bytes) {
-        cvc_say(why, n, "a %d x %d x %d filter at dilation (%d, %d) and strides (%d, %d): filters and input tile "
+        cvc_say(why, n, "a %d x %d x %d filter at dilation (%d, %d) and strides (%d, %d): %s and input tile "
                 "take %lld bytes of shared memory, more than this kernel's %d", v->filt[0], v->filt[1], v->filt[2],
-                p->dilation[1], p->dilation[2], p->stride[1], p->stride[2], (long long)t.smem, e->smem_bytes);
+                p->dilation[1], p->dilation[2], p->stride[1], p->stride[2],
+                e->k.op == CONVCAT_WGRAD ? "a block's dy rows" : "filters", (long long)t.smem, e->smem_bytes);
         return CONVCAT_ERR_UNSUPPORTED;
     }
     return CONVCAT_OK;
 }
 
-/* The one launch of an input-tile kernel: a persistent grid, a whole number of filter blocks. */
-static convcat_status tile_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
+/* An input-tile launch's parameters that both ops share: the pixel grids, the block and its tile. */
+static cvc_gather_params tile_params(const cvc_view *v, const tile_geometry *t)
 {
     const convcat_problem *p = &v->p;
-    const convcat_status st = cvc_launches_alloc(out, 1);
-    if (st != CONVCAT_OK)
-        return st;
-    const tile_geometry t = tile_geometry_of(e, v);
     cvc_gather_params g = {0};
     g.groups = 1, g.cg = p->c, g.kg = p->k, g.n = p->n;
-    g.gemm_m = (int32_t)v->pixels, g.gemm_n = p->k, g.gemm_k = (int32_t)t.kp;
-    g.ldy = p->k;
     g.src_c = p->c;
     g.taps_total = (int32_t)v->taps;
-    g.splits = 1, g.split_k = (int32_t)t.kp;
+    g.splits = 1;
     g.vec_a = g.vec_b = 1;
     for (int a = 0; a < 3; ++a) {
         g.src_ext[a] = v->in[a], g.grid_ext[a] = v->out[a];
         g.stride[a] = p->stride[a], g.pad[a] = p->pad_lo[a], g.dil[a] = p->dilation[a];
         g.taps[a] = g.filt[a] = v->filt[a];
     }
-    g.block_q = t.block_q;
-    g.blocks[0] = t.blocks[0], g.blocks[1] = t.blocks[1];
-    g.tile_ext[0] = t.rows, g.tile_ext[1] = t.cols;
-    g.tile_cp = t.cp, g.tile_kp = (int32_t)t.kp;
+    g.block_q = t->block_q;
+    g.blocks[0] = t->blocks[0], g.blocks[1] = t->blocks[1];
+    g.tile_ext[0] = t->rows, g.tile_ext[1] = t->cols;
+    g.tile_cp = t->cp, g.tile_kp = (int32_t)t->kp;
+    return g;
+}
+
+/* The launch of an input-tile wgrad kernel: a CTA for each filter block, column block and slice of the
+ * blocks, as many slices as the SMs hold CTAs beside the other blocks (none empty); more than one,
+ * their f32 sums go through the workspace to KEY_reduce. */
+static convcat_status tile_wgrad_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
+{
+    const convcat_problem *p = &v->p;
+    const convcat_status st = cvc_launches_alloc(out, 1);
+    if (st != CONVCAT_OK)
+        return st;
+    const tile_geometry t = tile_geometry_of(e, v);
+    cvc_gather_params g = tile_params(v, &t);
+    g.gemm_m = p->k, g.gemm_n = (int32_t)(v->taps * p->c), g.gemm_k = (int32_t)v->pixels;
+    g.ldy = v->taps * p->c;
+    g.out_elems = (int64_t)p->k * g.ldy;
+    g.vec_a = p->k % 8 == 0 ? 8 : 1;   /* dy rows of whole 16-byte chunks (tensors are 16-byte aligned) */
+    g.tiles_m = (int32_t)cvc_ceil_div(p->k, e->k.tile_m);
+    g.tiles_n = (int32_t)cvc_ceil_div(t.kp, e->k.tile_n);
+    const int64_t blocks = (int64_t)p->n * t.blocks[0] * t.blocks[1], columns = (int64_t)g.tiles_m * g.tiles_n;
+    const int64_t slots = (int64_t)(sms > 0 ? sms : 1) * resident_ctas_with(e, t.smem);
+    int64_t slices = slots / columns;
+    slices = slices < 1 ? 1 : slices > blocks ? blocks : slices;
+    const int64_t per = cvc_ceil_div(blocks, slices);
+    g.splits = (int32_t)cvc_ceil_div(blocks, per), g.split_k = (int32_t)per;
+    if (g.splits > 1) {
+        out->workspace_bytes = (size_t)g.splits * (size_t)g.out_elems * sizeof(float);
+        const int64_t reduce_blocks = cvc_ceil_div(g.out_elems, 8);   /* KEY_reduce: 8 outputs a CTA at most */
+        out->reduce_grid = (unsigned)(reduce_blocks < 8 * sms ? reduce_blocks : 8 * sms);
+    }
+    out->l[0].grid = (unsigned)(columns * g.splits);
+    out->l[0].block = (unsigned)e->threads;
+    out->l[0].smem = (unsigned)t.smem;
+    out->l[0].u.g = g;
+    return CONVCAT_OK;
+}
+
+/* The one launch of an input-tile kernel: fprop a persistent grid, a whole number of filter blocks. */
+static convcat_status tile_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
+{
+    if (e->k.op == CONVCAT_WGRAD)
+        return tile_wgrad_launches(e, v, sms, out);
+    const convcat_problem *p = &v->p;
+    const convcat_status st = cvc_launches_alloc(out, 1);
+    if (st != CONVCAT_OK)
+        return st;
+    const tile_geometry t = tile_geometry_of(e, v);
+    cvc_gather_params g = tile_params(v, &t);
+    g.gemm_m = (int32_t)v->pixels, g.gemm_n = p->k, g.gemm_k = (int32_t)t.kp;
+    g.ldy = p->k;
+    g.split_k = (int32_t)t.kp;
     g.tiles_m = (int32_t)((int64_t)p->n * t.blocks[0] * t.blocks[1]);
     g.tiles_n = (int32_t)cvc_ceil_div(p->k, e->k.tile_n);
     const int64_t items = (int64_t)g.tiles_m * g.tiles_n;
@@ -195,10 +247,31 @@ static convcat_status tile_launches(const cvc_entry *e, const cvc_view *v, int s
     return CONVCAT_OK;
 }
 
+/* The model's time of an input-tile wgrad launch: per SM its CTAs one after the other, each its blocks'
+ * MMAs and copies (the input tile's elements, the dy rows' chunks) at the fprop kernels' rates; the
+ * tensors' and the slices' DRAM traffic; KEY_reduce's launch.  Not yet fitted to a measurement. */
+static double tile_wgrad_us(const cvc_entry *e, const cvc_view *v, int sms, const cvc_launches *ls)
+{
+    const cvc_gather_params *g = &ls->l[0].u.g;
+    const convcat_problem *p = &v->p;
+    const double atoms = (double)g->tile_kp / 8 / g->tiles_n;   /* a column block's n8 atoms, on average */
+    const double mmas = (double)e->k.tile_m / 16 * atoms * (CVC_TILE_WGRAD_BLOCK_PIXELS / 16);
+    const double copies = (double)g->tile_ext[0] * g->tile_ext[1] * p->c +
+                          (double)CVC_TILE_WGRAD_BLOCK_PIXELS * e->k.tile_m / (g->vec_a == 8 ? 8 : 2);
+    const double cta_us = (double)g->split_k * (mmas * TILE_MMA_US + copies * TILE_COPY_US);
+    const double us = ceil((double)ls->l[0].grid / (sms > 0 ? sms : 1)) * cta_us;
+    const double bytes = (double)v->in_pixels * p->c * v->a_bytes + (double)v->pixels * p->k * v->a_bytes +
+                         cvc_filter_bytes(v) + 2.0 * ls->workspace_bytes;
+    const double dram_us = bytes / DRAM_BYTES_PER_US;
+    return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + (ls->reduce_grid ? LAUNCH_US : 0.0) + FIRST_LAUNCH_US;
+}
+
 /* The model's time of an input-tile launch: per SM its share of the work items (each block's MMAs,
  * its input tile's copy, once per filter block, and its outputs), and the tensors' DRAM traffic. */
 static double tile_us(const cvc_entry *e, const cvc_view *v, int sms, const cvc_launches *ls)
 {
+    if (e->k.op == CONVCAT_WGRAD)
+        return tile_wgrad_us(e, v, sms, ls);
     const cvc_gather_params *g = &ls->l[0].u.g;
     const convcat_problem *p = &v->p;
     const double mmas = (double)g->tile_kp / e->k.tile_k * (e->k.tile_m / 16) * (e->k.tile_n / 8);

@@ -184,13 +184,19 @@ typedef struct cvc_gather_params {
     int32_t gk, gn;                   /* a group's width along K's channel run and along N: fprop c and k,
                                        * dgrad k and c (unpacked: the whole run and N, one group) */
     uint32_t div_gk[2], div_gn[2];    /* their dividers */
-    /* Input-tile kernels (flag INPUT_TILE: fprop, groups = 1, C <= tile_cp).  tiles_m counts blocks of
-     * output pixels, rows x block_q columns of one image (tile M = rows * block_q); tiles_n, blocks of
-     * tile-N filters.  A block's input tile is tile_ext[0] rows x tile_ext[1] columns of tile_cp
-     * channels (zero past C and past the image); the filters' K, (tap, channel) with tile_cp channels a
-     * tap, is padded to tile_kp, a multiple of tile K.  The grid is persistent: CTA b takes work items
-     * b, b + grid, ..., item i block i / tiles_n of filter block i % tiles_n (the grid a multiple of
-     * tiles_n, so that a CTA keeps its filters). */
+    /* Input-tile kernels (flag INPUT_TILE: fprop and wgrad, groups = 1, C <= tile_cp).  A block of
+     * output pixels is rows x block_q columns of one image, blocks[0] x blocks[1] an image; its input
+     * tile is tile_ext[0] rows x tile_ext[1] columns of tile_cp channels (zero past C and past the
+     * image).  The (tap, channel) columns, tile_cp channels a tap, are padded to tile_kp.
+     * fprop: tiles_m counts blocks (tile M = rows * block_q); tiles_n, blocks of tile-N filters; K,
+     * (tap, channel), is padded to a multiple of tile K.  The grid is persistent: CTA b takes work
+     * items b, b + grid, ..., item i block i / tiles_n of filter block i % tiles_n (the grid a multiple
+     * of tiles_n, so that a CTA keeps its filters).
+     * wgrad (tile_cp = C): tiles_m counts blocks of tile-M filters, tiles_n blocks of tile-N columns
+     * (tile_kp a multiple of 8); a block is CVC_TILE_WGRAD_BLOCK_PIXELS pixels, the GEMM's K.  CTA b
+     * takes column block b % tiles_n of filter block (b / tiles_n) % tiles_m, and slice
+     * b / (tiles_m * tiles_n): the split_k blocks from slice * split_k on, in order (splits slices,
+     * none empty). */
     int32_t block_q;
     int32_t blocks[2];                /* blocks along P (rows) and Q (columns) */
     int32_t tile_ext[2];
@@ -203,6 +209,11 @@ typedef struct cvc_gather_params {
  * tile_cp elements.  Macros, so that the runtime may pass doubles (no overflow while it checks). */
 #define CVC_TILE_FILTER_ROW_BYTES(kp, eb) ((kp) * (eb) + 16)
 #define CVC_TILE_TABLE_BYTES(kp) ((kp) / 2 * 4)
+
+/* An input-tile wgrad kernel's shared memory: the block's dy rows, CVC_TILE_WGRAD_BLOCK_PIXELS rows of
+ * the tile's tile-M filters, a row 16 bytes past a multiple of 128 (ldmatrix's eight rows in distinct
+ * banks); then the input tile, tile_ext[0] x tile_ext[1] pixels of tile_cp elements. */
+#define CVC_TILE_DY_ROW_BYTES(bm, eb) ((bm) * (eb) + 16)
 
 /* ---- the direct family (templates/direct_conv.cu.j2) ----------------------------------
  * Depthwise convolution (c = 1 channel per group, `mult` = K / C filters per group) on CUDA
