@@ -632,8 +632,8 @@ static const shape input_tile_2d[] = {
     /* ^ K = 45, bias, beta and GELU */
     {2, 1, 17, 15, 3, 64, 1, 7, 7, {0, 3, 3}, {0, 3, 3}, {1, 2, 2}, {1, 1, 1}, 1.0f, 0.0f, 1, CONVCAT_ACT_RELU},
     /* ^ bias and ReLU */
-    {1, 1, 9, 11, 2, 7, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE},
-    /* ^ one block of 99 outputs (wgrad: one slice, dw stored by the kernel itself), alpha, beta */
+    {1, 1, 8, 16, 2, 7, 1, 3, 3, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE},
+    /* ^ one block of 8 x 16 outputs (wgrad: one slice, dw stored by the kernel itself), alpha, beta */
 };
 
 static const shape input_tile_1d[] = {
