@@ -32,8 +32,8 @@ input pixel is read from memory once a block, not once a tap.
   fprop (templates/gather_tile.cu.j2): tiles of 128 pixels x N filters; a CTA copies its
 filters (all of K, channels padded to a power of two) once; a pair of channels of one tap is
 one 32-bit load from the tile.
-  wgrad (templates/gather_tile_wgrad.cu.j2): tiles of 64 filters x N (tap, channel) columns,
-the channels unpadded; a CTA takes a slice of the blocks of TILE_WGRAD_BLOCK_PIXELS pixels,
+  wgrad (templates/gather_tile_wgrad.cu.j2): tiles of 32 or 64 filters x N (tap, channel)
+columns, the channels unpadded; a CTA takes a slice of the blocks of TILE_WGRAD_BLOCK_PIXELS pixels,
 copies each block's dy rows beside its input tile, and keeps its f32 sums in registers over
 the slice; KEY_reduce adds the slices (flag SPLITS_K).
 """
@@ -55,6 +55,10 @@ DTYPES = (("f16", "f16", "f32", "f16"), ("f16", "f16", "f32", "f32"), ("bf16", "
 SMEM_BUDGET = 100 * 1024       # two CTAs per SM at least
 TILE_DTYPES = DTYPES[:4]      # input-tile kernels: f16/bf16 (mma m16n8k16)
 TILE_MAX_CHANNELS = index.TILE_MAX_CHANNELS   # input-tile kernels: channels of a tile pixel (C padded to 2 or 4)
+# Input-tile wgrad tiles: M filters (m16 atoms a warp), N (tap, channel) columns (four warps of whole n8
+# atoms, so that a stem's columns fill one tile: 27 for a 3x3 filter of 3 channels, 147 for a 7x7).
+TILE_WGRAD_M = (32, 64)
+TILE_WGRAD_N = (32, 64, 96, 128, 160, 192)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,12 +169,12 @@ def why_invalid(key: space.Key) -> str | None:
         return (f"schedule gather: types {key.a} x {key.b} -> {key.acc} -> {key.out}: f16/bf16 to themselves "
                 "or f32, tf32 to f32")
     eb = space.ELEM_BYTES[key.a]
-    if key.tile_m not in TILE_M or key.tile_n not in TILE_N:
-        return (f"schedule gather: tile {key.tile_m}x{key.tile_n}: M of {TILE_M}, N of {TILE_N} "
-                "(whole m16n8 mma atoms over four warps)")
     if key.tile_k * eb not in (32, 64, 128):
         return (f"schedule gather: tile K {key.tile_k}: a stage holds 32, 64 or 128 bytes of K "
                 f"({32 // eb}, {64 // eb} or {128 // eb} {key.a} elements)")
+    if not input_tile(key) and (key.tile_m not in TILE_M or key.tile_n not in TILE_N):
+        return (f"schedule gather: tile {key.tile_m}x{key.tile_n}: M of {TILE_M}, N of {TILE_N} "
+                "(whole m16n8 mma atoms over four warps)")
     if input_tile(key):
         if key.op == "dgrad" or key.dims == 3 or (key.a, key.b, key.acc, key.out) not in TILE_DTYPES:
             return ("schedule gather, 1 stage (an input tile): 1D and 2D fprop and wgrad of f16/bf16; dgrad, 3D "
@@ -178,9 +182,9 @@ def why_invalid(key: space.Key) -> str | None:
         if key.op == "fprop" and (key.tile_m != 128 or key.tile_n not in (32, 64) or key.tile_k != 16):
             return (f"schedule gather, 1 stage: fprop tile {key.tile_m}x{key.tile_n}x{key.tile_k}: 128 pixels (four "
                     "warps of 32 rows) by 32 or 64 filters, K steps of 16")
-        if key.op == "wgrad" and (key.tile_m != 64 or key.tile_n not in (64, 128) or key.tile_k != 16):
-            return (f"schedule gather, 1 stage: wgrad tile {key.tile_m}x{key.tile_n}x{key.tile_k}: 64 filters by 64 "
-                    "or 128 (tap, channel) columns (four warps of a quarter each), K steps of 16 pixels")
+        if key.op == "wgrad" and (key.tile_m not in TILE_WGRAD_M or key.tile_n not in TILE_WGRAD_N or key.tile_k != 16):
+            return (f"schedule gather, 1 stage: wgrad tile {key.tile_m}x{key.tile_n}x{key.tile_k}: {TILE_WGRAD_M} filters "
+                    f"by {TILE_WGRAD_N} (tap, channel) columns (four warps of a quarter each), K steps of 16 pixels")
         return None
     if key.stages not in STAGES:
         return f"schedule gather: stages {key.stages}: 1 (an input tile), 2, 3 or 4"

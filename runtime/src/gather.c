@@ -249,13 +249,19 @@ static convcat_status tile_launches(const cvc_entry *e, const cvc_view *v, int s
 
 /* The model's time of an input-tile wgrad launch: per SM its CTAs one after the other, each its blocks'
  * MMAs and copies (the input tile's elements, the dy rows' chunks) at the fprop kernels' rates; the
- * tensors' and the slices' DRAM traffic; KEY_reduce's launch.  Not yet fitted to a measurement. */
+ * tensors' and the slices' DRAM traffic; KEY_reduce's launch.  A block's MMAs take as long as its
+ * busiest warp's at a quarter of the SM's rate: warp w of every CTA shares one of the SM's four
+ * tensor-core quarters, and a column block past the columns leaves its last warps idle.  Not yet
+ * fitted to a measurement. */
 static double tile_wgrad_us(const cvc_entry *e, const cvc_view *v, int sms, const cvc_launches *ls)
 {
     const cvc_gather_params *g = &ls->l[0].u.g;
     const convcat_problem *p = &v->p;
-    const double atoms = (double)g->tile_kp / 8 / g->tiles_n;   /* a column block's n8 atoms, on average */
-    const double mmas = (double)e->k.tile_m / 16 * atoms * (CVC_TILE_WGRAD_BLOCK_PIXELS / 16);
+    const int warp_atoms = e->k.tile_n / 32;                        /* n8 atoms a warp */
+    const int64_t last = g->tile_kp / 8 - (int64_t)(g->tiles_n - 1) * (e->k.tile_n / 8);   /* the last block's */
+    const double busiest = ((double)(g->tiles_n - 1) * warp_atoms + (double)(last < warp_atoms ? last : warp_atoms)) /
+                           g->tiles_n;                              /* the busiest warp's atoms, on average */
+    const double mmas = (double)e->k.tile_m / 16 * busiest * 4 * (CVC_TILE_WGRAD_BLOCK_PIXELS / 16);
     const double copies = (double)g->tile_ext[0] * g->tile_ext[1] * p->c +
                           (double)CVC_TILE_WGRAD_BLOCK_PIXELS * e->k.tile_m / (g->vec_a == 8 ? 8 : 2);
     const double cta_us = (double)g->split_k * (mmas * TILE_MMA_US + copies * TILE_COPY_US);

@@ -211,8 +211,9 @@ typedef struct cvc_gather_params {
 #define CVC_TILE_TABLE_BYTES(kp) ((kp) / 2 * 4)
 
 /* An input-tile wgrad kernel's shared memory: the block's dy rows, CVC_TILE_WGRAD_BLOCK_PIXELS rows of
- * the tile's tile-M filters, a row 16 bytes past a multiple of 128 (ldmatrix's eight rows in distinct
- * banks); then the input tile, tile_ext[0] x tile_ext[1] pixels of tile_cp elements. */
+ * the tile's tile-M filters, each row 16 bytes longer than its filters (ldmatrix's eight rows then fall
+ * in distinct banks, at 32 and at 64 filters); then the input tile, tile_ext[0] x tile_ext[1] pixels of
+ * tile_cp elements. */
 #define CVC_TILE_DY_ROW_BYTES(bm, eb) ((bm) * (eb) + 16)
 
 /* ---- the direct family (templates/direct_conv.cu.j2) ----------------------------------
