@@ -184,63 +184,63 @@ static cvc_gather_params tile_params(const cvc_view *v, const tile_geometry *t)
     return g;
 }
 
-/* The launch of an input-tile wgrad kernel: a CTA for each filter block, column block and slice of the
- * blocks, as many slices as the SMs hold CTAs beside the other blocks (none empty); more than one,
- * their f32 sums go through the workspace to KEY_reduce. */
-static convcat_status tile_wgrad_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
+/* An input-tile wgrad launch's GEMM and grid: a CTA for each filter block, column block and slice of
+ * the blocks, as many slices as the SMs hold CTAs beside the other blocks (none empty); more than
+ * one, their f32 sums go through the workspace to KEY_reduce. */
+static void tile_wgrad_grid(const cvc_entry *e, const cvc_view *v, int sms, const tile_geometry *t,
+                            cvc_gather_params *g, cvc_launches *out)
 {
     const convcat_problem *p = &v->p;
-    const convcat_status st = cvc_launches_alloc(out, 1);
-    if (st != CONVCAT_OK)
-        return st;
-    const tile_geometry t = tile_geometry_of(e, v);
-    cvc_gather_params g = tile_params(v, &t);
-    g.gemm_m = p->k, g.gemm_n = (int32_t)(v->taps * p->c), g.gemm_k = (int32_t)v->pixels;
-    g.ldy = v->taps * p->c;
-    g.out_elems = (int64_t)p->k * g.ldy;
-    g.vec_a = p->k % 8 == 0 ? 8 : 1;   /* dy rows of whole 16-byte chunks (tensors are 16-byte aligned) */
-    g.tiles_m = (int32_t)cvc_ceil_div(p->k, e->k.tile_m);
-    g.tiles_n = (int32_t)cvc_ceil_div(t.kp, e->k.tile_n);
-    const int64_t blocks = (int64_t)p->n * t.blocks[0] * t.blocks[1], columns = (int64_t)g.tiles_m * g.tiles_n;
-    const int64_t slots = (int64_t)(sms > 0 ? sms : 1) * resident_ctas_with(e, t.smem);
+    g->gemm_m = p->k, g->gemm_n = (int32_t)(v->taps * p->c), g->gemm_k = (int32_t)v->pixels;
+    g->ldy = v->taps * p->c;
+    g->out_elems = (int64_t)p->k * g->ldy;
+    g->vec_a = p->k % 8 == 0 ? 8 : 1;   /* dy rows of whole 16-byte chunks (tensors are 16-byte aligned) */
+    g->tiles_m = (int32_t)cvc_ceil_div(p->k, e->k.tile_m);
+    g->tiles_n = (int32_t)cvc_ceil_div(t->kp, e->k.tile_n);
+    const int64_t blocks = (int64_t)p->n * t->blocks[0] * t->blocks[1], columns = (int64_t)g->tiles_m * g->tiles_n;
+    const int64_t slots = (int64_t)(sms > 0 ? sms : 1) * resident_ctas_with(e, t->smem);
     int64_t slices = slots / columns;
     slices = slices < 1 ? 1 : slices > blocks ? blocks : slices;
     const int64_t per = cvc_ceil_div(blocks, slices);
-    g.splits = (int32_t)cvc_ceil_div(blocks, per), g.split_k = (int32_t)per;
-    if (g.splits > 1) {
-        out->workspace_bytes = (size_t)g.splits * (size_t)g.out_elems * sizeof(float);
-        const int64_t reduce_blocks = cvc_ceil_div(g.out_elems, 8);   /* KEY_reduce: 8 outputs a CTA at most */
+    g->splits = (int32_t)cvc_ceil_div(blocks, per), g->split_k = (int32_t)per;
+    if (g->splits > 1) {
+        out->workspace_bytes = (size_t)g->splits * (size_t)g->out_elems * sizeof(float);
+        const int64_t reduce_blocks = cvc_ceil_div(g->out_elems, 8);   /* KEY_reduce: 8 outputs a CTA at most */
         out->reduce_grid = (unsigned)(reduce_blocks < 8 * sms ? reduce_blocks : 8 * sms);
     }
-    out->l[0].grid = (unsigned)(columns * g.splits);
-    out->l[0].block = (unsigned)e->threads;
-    out->l[0].smem = (unsigned)t.smem;
-    out->l[0].u.g = g;
-    return CONVCAT_OK;
+    out->l[0].grid = (unsigned)(columns * g->splits);
 }
 
-/* The one launch of an input-tile kernel: fprop a persistent grid, a whole number of filter blocks. */
+/* An input-tile fprop launch's GEMM and grid: persistent, a whole number of filter blocks. */
+static void tile_fprop_grid(const cvc_entry *e, const cvc_view *v, int sms, const tile_geometry *t,
+                            cvc_gather_params *g, cvc_launches *out)
+{
+    const convcat_problem *p = &v->p;
+    g->gemm_m = (int32_t)v->pixels, g->gemm_n = p->k, g->gemm_k = (int32_t)t->kp;
+    g->ldy = p->k;
+    g->split_k = (int32_t)t->kp;
+    g->tiles_m = (int32_t)((int64_t)p->n * t->blocks[0] * t->blocks[1]);
+    g->tiles_n = (int32_t)cvc_ceil_div(p->k, e->k.tile_n);
+    const int64_t items = (int64_t)g->tiles_m * g->tiles_n;
+    int64_t slots = (int64_t)(sms > 0 ? sms : 1) * resident_ctas_with(e, t->smem);
+    slots = slots / g->tiles_n * g->tiles_n;
+    if (slots < g->tiles_n)
+        slots = g->tiles_n;
+    out->l[0].grid = (unsigned)(items < slots ? items : slots);
+}
+
+/* The one launch of an input-tile kernel. */
 static convcat_status tile_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
 {
-    if (e->k.op == CONVCAT_WGRAD)
-        return tile_wgrad_launches(e, v, sms, out);
-    const convcat_problem *p = &v->p;
     const convcat_status st = cvc_launches_alloc(out, 1);
     if (st != CONVCAT_OK)
         return st;
     const tile_geometry t = tile_geometry_of(e, v);
     cvc_gather_params g = tile_params(v, &t);
-    g.gemm_m = (int32_t)v->pixels, g.gemm_n = p->k, g.gemm_k = (int32_t)t.kp;
-    g.ldy = p->k;
-    g.split_k = (int32_t)t.kp;
-    g.tiles_m = (int32_t)((int64_t)p->n * t.blocks[0] * t.blocks[1]);
-    g.tiles_n = (int32_t)cvc_ceil_div(p->k, e->k.tile_n);
-    const int64_t items = (int64_t)g.tiles_m * g.tiles_n;
-    int64_t slots = (int64_t)(sms > 0 ? sms : 1) * resident_ctas_with(e, t.smem);
-    slots = slots / g.tiles_n * g.tiles_n;
-    if (slots < g.tiles_n)
-        slots = g.tiles_n;
-    out->l[0].grid = (unsigned)(items < slots ? items : slots);
+    if (e->k.op == CONVCAT_WGRAD)
+        tile_wgrad_grid(e, v, sms, &t, &g, out);
+    else
+        tile_fprop_grid(e, v, sms, &t, &g, out);
     out->l[0].block = (unsigned)e->threads;
     out->l[0].smem = (unsigned)t.smem;
     out->l[0].u.g = g;
