@@ -73,7 +73,7 @@ if [[ $what == *sanitize* ]]; then
     # split-K in clusters of 8 slices of a 1x1 layer, alpha and beta; per-tap 3D; tf32's stage
     # copy; grouped c = 8, and c = 4 whole and split); gather fprop (grouped, C = 3 through
     # registers; split K with bias, ReLU and beta), dgrad (strided, grouped), wgrad (split, odd C;
-    # input tiles of C = 3 split, and of C = 1 in one slice); grouped fprop (a
+    # input tiles of C = 3 split, and of C = 1 in one slice; dgrad's of C = 3, K = 45); grouped fprop (a
     # pack of groups; a group a column, stride 2; c = 4 widened) and dgrad (c = 8 widened), a tile N 32 fprop; direct fprop (7x7 with bias
     # and SiLU; staged 7x7; 4 channels a group, stride 2), dgrad (stride 2, multiplier 2; staged; 8
     # channels a group), wgrad (3D; 4 channels a group, stride 2; staged 7x7 with a part channel
@@ -119,6 +119,8 @@ if [[ $what == *sanitize* ]]; then
             --n 2 --h 29 --w 31 --c 3 --k 96 --r 7 --s 7 --pad_h 3 --pad_w 3 --stride_h 2 --stride_w 2 --bias --act gelu --beta 0.5
         run_san $tool gather_tile_1d sm90a_fprop_1d_bf16_bf16_f32_bf16_128x32x16_s1_c1x1_gather \
             --dims 1 --n 2 --h 1 --w 1605 --c 1 --k 64 --s 10 --stride_w 5
+        run_san $tool gather_tile_dgrad sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x160x16_s1_c1x1_gather --op dgrad \
+            --n 2 --h 29 --w 31 --c 3 --k 45 --r 7 --s 7 --pad_h 3 --pad_w 3 --stride_h 2 --stride_w 2 --alpha 0.5 --beta 0.75
         run_san $tool gather_tile_wgrad sm90a_wgrad_2d_bf16_bf16_f32_bf16_64x128x16_s1_c1x1_gather --op wgrad \
             --n 2 --h 29 --w 31 --c 3 --k 45 --r 7 --s 7 --pad_h 3 --pad_w 3 --stride_h 2 --stride_w 2 --beta 0.5
         run_san $tool gather_tile_wgrad_1d sm90a_wgrad_1d_f16_f16_f32_f16_64x64x16_s1_c1x1_gather --op wgrad \

@@ -2503,6 +2503,52 @@ static void test_input_tile_wgrad(void)
     CU_ASSERT_TRUE(cvc_predict_us(&e, unit_view(&p), 132) < 0.5 * cvc_predict_us(&pipelined, unit_view(&p), 132));
 }
 
+/* Input-tile dgrad kernels (flag INPUT_TILE): dx of at most CVC_TILE_MAX_CHANNELS channels in one
+ * launch, whatever the stride; the (tap, channel) columns within the tile's N and the filters, a
+ * block's dy region and its sums within the kernel's shared memory. */
+static void test_input_tile_dgrad(void)
+{
+    const cvc_entry e = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x160x16_s1_c1x1_gather");
+    const cvc_entry narrow = unit_entry("sm90a_dgrad_2d_f16_f16_f32_f16_128x64x16_s1_c1x1_gather");
+    CU_ASSERT_TRUE(cvc_has(&e, CVC_F_INPUT_TILE) && !cvc_has(&e, CVC_F_SPLITS_K) && e.groups_mode == CVC_GROUPS_NONE);
+    convcat_problem p = unit_problem(CONVCAT_DGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);   /* the ResNet stem's dx */
+    p.n = 64, p.h = p.w = 224, p.c = 3, p.k = 64, p.r = p.s = 7;
+    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 3, p.stride[1] = p.stride[2] = 2;
+    ACCEPT(e, p);
+    BOTH(e, p, c, 2, 5, "C = 5 channels: this kernel stages input pixels of at most 4 channels");
+    BOTH(e, p, c, 3, 4, "49 taps x 4 channels: more (tap, channel) columns than this dgrad kernel's 160");
+    convcat_problem f16 = p;
+    f16.a_type = f16.b_type = f16.out_type = CONVCAT_F16;
+    REFUSE(narrow, f16, "49 taps x 3 channels: more (tap, channel) columns than this dgrad kernel's 64");
+    f16.r = f16.s = 3, f16.pad_lo[1] = f16.pad_lo[2] = f16.pad_hi[1] = f16.pad_hi[2] = 1;   /* MobileNet's: 27 */
+    ACCEPT(narrow, f16);
+    convcat_problem wide = p;   /* K = 2048 filters: rows of 2 x 2056 bytes */
+    wide.k = 2048;
+    REFUSE(e, wide, "the filters, a block's dy region and its sums take");
+    cvc_launches ls;
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&e, unit_view(&p), 132, &ls), CONVCAT_OK);
+    CU_ASSERT_TRUE(ls.count == 1 && !ls.workspace_bytes && !ls.reduce_grid);
+    const cvc_gather_params *g = &ls.l[0].u.g;
+    CU_ASSERT_TRUE(g->tile_cp == 3 && g->tile_kp == 152 && g->gemm_k == 64 && g->cg == 3 && g->kg == 64);
+    CU_ASSERT_TRUE(g->tap_step[1] == 2 && g->tap_step[2] == 2 && g->vec_a == 8);
+    CU_ASSERT_TRUE(g->grid_ext[1] == 224 && g->src_ext[1] == 112);   /* blocks of dx; dy's region */
+    /* blocks of 128 of the 224 x 224 dx pixels: 8 x 16 or 16 x 8, 392 an image; regions 7 x 11 */
+    CU_ASSERT_EQUAL(g->blocks[0] * g->blocks[1], 392);
+    CU_ASSERT_EQUAL(g->tile_ext[0] * g->tile_ext[1], 7 * 11);
+    CU_ASSERT_EQUAL(ls.l[0].smem, (152u + 80) * (64 + 8) * 2 + 80 * (152 + 4) * 4);
+    CU_ASSERT_TRUE(g->tiles_m == 64 * 392 && ls.l[0].grid > 0 && ls.l[0].grid <= (unsigned)g->tiles_m);
+    free(ls.l);
+    /* dilation 2 at stride 2: the taps of a phase two apart in the filter */
+    p.dilation[1] = p.dilation[2] = 2, p.pad_lo[1] = p.pad_hi[1] = p.pad_lo[2] = p.pad_hi[2] = 6;
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&e, unit_view(&p), 132, &ls), CONVCAT_OK);
+    CU_ASSERT_TRUE(ls.l[0].u.g.tap_step[1] == 1 && ls.l[0].u.g.tap_step[2] == 1);
+    free(ls.l);
+    p.dilation[1] = p.dilation[2] = 1, p.pad_lo[1] = p.pad_hi[1] = p.pad_lo[2] = p.pad_hi[2] = 3;
+    /* its price is its own: far below the pipelined gather kernels' phases on the stem */
+    const cvc_entry pipelined = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x8x32_s4_c1x1_gather");
+    CU_ASSERT_TRUE(cvc_predict_us(&e, unit_view(&p), 132) < 0.5 * cvc_predict_us(&pipelined, unit_view(&p), 132));
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -2569,6 +2615,7 @@ int main(void)
         {"raster band rule and override", test_raster_band_rule_and_override},
         {"input-tile gather kernels", test_input_tile},
         {"input-tile wgrad kernels", test_input_tile_wgrad},
+        {"input-tile dgrad kernels", test_input_tile_dgrad},
         CU_TEST_INFO_NULL,
     };
     return unit_main("rules", tests, NULL, NULL);

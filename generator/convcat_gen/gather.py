@@ -32,6 +32,10 @@ input pixel is read from memory once a block, not once a tap.
   fprop (templates/gather_tile.cu.j2): tiles of 128 pixels x N filters; a CTA copies its
 filters (all of K, channels padded to a power of two) once; a pair of channels of one tap is
 one 32-bit load from the tile.
+  dgrad (templates/gather_tile_dgrad.cu.j2): blocks of 128 dx pixels; a CTA copies the filters
+once, as (tap, channel) rows of K, and per block the dy pixels whose taps reach it; one GEMM over
+that region gives each dy pixel's (tap, channel) contributions, which each dx pixel then sums over
+the taps that reach it, in tap order (no atomics): one launch, not one per stride phase.
   wgrad (templates/gather_tile_wgrad.cu.j2): tiles of 32 or 64 filters x N (tap, channel)
 columns, the channels unpadded; a CTA takes a slice of the blocks of TILE_WGRAD_BLOCK_PIXELS pixels,
 copies each block's dy rows beside its input tile, and keeps its f32 sums in registers over
@@ -56,7 +60,8 @@ SMEM_BUDGET = 100 * 1024       # two CTAs per SM at least
 TILE_DTYPES = DTYPES[:4]      # input-tile kernels: f16/bf16 (mma m16n8k16)
 TILE_MAX_CHANNELS = index.TILE_MAX_CHANNELS   # input-tile kernels: channels of a tile pixel (C padded to 2 or 4)
 # Input-tile wgrad tiles: M filters (m16 atoms a warp), N (tap, channel) columns (four warps of whole n8
-# atoms, so that a stem's columns fill one tile: 27 for a 3x3 filter of 3 channels, 147 for a 7x7).
+# atoms, so that a stem's columns fill one tile: 27 for a 3x3 filter of 3 channels, 147 for a 7x7);
+# dgrad tiles take N (tap, channel) columns at most, every one a warp.
 TILE_WGRAD_M = (32, 64)
 TILE_WGRAD_N = (32, 64, 96, 128, 160, 192)
 
@@ -138,14 +143,15 @@ def vecs(key: space.Key) -> tuple:
 
 
 def input_tile(key: space.Key) -> bool:
-    """The one-stage fprop and wgrad kernels that stage a block's input tile (flag INPUT_TILE)."""
+    """The one-stage kernels that stage a block's input tile or dy region (flag INPUT_TILE)."""
     return key.stages == 1
 
 
 def _tile_warps(key: space.Key) -> tuple[int, int]:
-    """An input-tile kernel's four warps: fprop 4 x 1 (a warp, 32 pixels); wgrad 1 x 4 (a warp, every
-    filter of the tile and a quarter of its columns: the gathered operand is loaded once a column)."""
-    return (4, 1) if key.op == "fprop" else (1, 4)
+    """An input-tile kernel's four warps: fprop 4 x 1 (a warp, 32 pixels); dgrad 4 x 1 (a warp, an m16
+    atom of the dy region at a time, every column); wgrad 1 x 4 (a warp, every filter of the tile and a
+    quarter of its columns: the gathered operand is loaded once a column)."""
+    return (1, 4) if key.op == "wgrad" else (4, 1)
 
 
 def derive(key: space.Key) -> Config:
@@ -176,9 +182,12 @@ def why_invalid(key: space.Key) -> str | None:
         return (f"schedule gather: tile {key.tile_m}x{key.tile_n}: M of {TILE_M}, N of {TILE_N} "
                 "(whole m16n8 mma atoms over four warps)")
     if input_tile(key):
-        if key.op == "dgrad" or key.dims == 3 or (key.a, key.b, key.acc, key.out) not in TILE_DTYPES:
-            return ("schedule gather, 1 stage (an input tile): 1D and 2D fprop and wgrad of f16/bf16; dgrad, 3D "
-                    "and tf32 take the pipelined kernels")
+        if key.dims == 3 or (key.a, key.b, key.acc, key.out) not in TILE_DTYPES:
+            return ("schedule gather, 1 stage (an input tile): 1D and 2D, f16/bf16; 3D and tf32 take the "
+                    "pipelined kernels")
+        if key.op == "dgrad" and (key.tile_m != 128 or key.tile_n not in TILE_WGRAD_N or key.tile_k != 16):
+            return (f"schedule gather, 1 stage: dgrad tile {key.tile_m}x{key.tile_n}x{key.tile_k}: 128 dx pixels by "
+                    f"{TILE_WGRAD_N} (tap, channel) columns at most, K steps of 16 filters")
         if key.op == "fprop" and (key.tile_m != 128 or key.tile_n not in (32, 64) or key.tile_k != 16):
             return (f"schedule gather, 1 stage: fprop tile {key.tile_m}x{key.tile_n}x{key.tile_k}: 128 pixels (four "
                     "warps of 32 rows) by 32 or 64 filters, K steps of 16")

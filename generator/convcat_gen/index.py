@@ -57,9 +57,9 @@ FLAGS = {
                       "(cvc_params.cluster_splits): no workspace, no KEY_reduce",
     "TMA_TILE": "direct, staged fprop and dgrad: each block's input tile loads by one TMA copy; the kernel's first "
                 "parameter is a tensor map of the input (C x W x H x N, boxes of the tile: tile_ext)",
-    "INPUT_TILE": "gather fprop and wgrad of at most CVC_TILE_MAX_CHANNELS channels (one stage): a CTA stages each block's "
-                  "input tile, tile_cp channels a pixel, and reads the im2col operand from it (tile_* parameters); fprop "
-                  "stages its filters once, wgrad each block's dy",
+    "INPUT_TILE": "gather kernels of at most CVC_TILE_MAX_CHANNELS channels (one stage): per block a CTA stages the "
+                  "block's input tile (fprop, wgrad; tile_cp channels a pixel) or dy region (dgrad) and reads an operand "
+                  "from it (tile_* parameters); fprop and dgrad stage their filters once, wgrad each block's dy",
     "WIDENS_GROUPS": "TMA fprop (schedule grouped): runs groups narrower than its packs as block-diagonal groups of F "
                      "adjacent ones (F a power of two), the filter widened into the workspace by KEY_regroup (exported)",
 }

@@ -32,12 +32,12 @@ def template_name(key: space.Key) -> str:
     """One template per family and arch for the three ops (they share the pipeline and
     epilogue); the gather and direct families have one for both arches, the direct family's
     staged kernels two of their own (fprop and dgrad; wgrad), and the gather family's input-tile
-    kernels two (fprop; wgrad)."""
+    kernels one an op."""
     fam = space.family(key)
     if fam == "direct" and direct.staged(key):
         return "direct_staged_wgrad.cu.j2" if key.op == "wgrad" else "direct_staged.cu.j2"
     if fam == "gather" and gather.input_tile(key):
-        return "gather_tile_wgrad.cu.j2" if key.op == "wgrad" else "gather_tile.cu.j2"
+        return {"fprop": "gather_tile.cu.j2", "dgrad": "gather_tile_dgrad.cu.j2", "wgrad": "gather_tile_wgrad.cu.j2"}[key.op]
     return f"{fam}_conv.cu.j2" if fam != "tma" else f"{key.arch}_conv.cu.j2"
 
 

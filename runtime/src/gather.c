@@ -118,27 +118,39 @@ static int64_t clamp32(double x)
 static tile_geometry tile_geometry_of(const cvc_entry *e, const cvc_view *v)
 {
     const convcat_problem *p = &v->p;
-    const bool wgrad = e->k.op == CONVCAT_WGRAD;
+    const bool wgrad = e->k.op == CONVCAT_WGRAD, dgrad = e->k.op == CONVCAT_DGRAD;
     const int eb = v->a_bytes, bm = wgrad ? CVC_TILE_WGRAD_BLOCK_PIXELS : e->k.tile_m;
+    const int *grid = dgrad ? v->in : v->out;   /* the pixels the blocks cover: dx, or the output */
     tile_geometry t = {0};
-    t.cp = wgrad ? p->c : p->c <= 2 ? 2 : CVC_TILE_MAX_CHANNELS;
-    const int pad_to = wgrad ? 8 : e->k.tile_k;
+    t.cp = wgrad || dgrad ? p->c : p->c <= 2 ? 2 : CVC_TILE_MAX_CHANNELS;
+    const int pad_to = wgrad || dgrad ? 8 : e->k.tile_k;
     t.kp = cvc_ceil_div(clamp32((double)v->taps) * t.cp, pad_to) * pad_to;
     int64_t best_blocks = INT64_MAX, best_pixels = INT64_MAX;
     for (int bq = e->k.dims == 1 ? bm : 8; bq <= bm; bq *= 2) {
         const int bp = bm / bq;
-        const int64_t blocks = cvc_ceil_div(v->out[1], bp) * cvc_ceil_div(v->out[2], bq);
-        const int64_t rows = clamp32((double)(bp - 1) * p->stride[1] + (double)v->reach[1] + 1);
-        const int64_t cols = clamp32((double)(bq - 1) * p->stride[2] + (double)v->reach[2] + 1);
+        const int64_t blocks = cvc_ceil_div(grid[1], bp) * cvc_ceil_div(grid[2], bq);
+        /* fprop, wgrad: the input pixels the block's windows read; dgrad: the dy pixels whose taps reach it */
+        const int64_t rows = dgrad ? clamp32(((double)bp - 1 + (double)v->reach[1]) / p->stride[1]) + 1
+                                   : clamp32((double)(bp - 1) * p->stride[1] + (double)v->reach[1] + 1);
+        const int64_t cols = dgrad ? clamp32(((double)bq - 1 + (double)v->reach[2]) / p->stride[2]) + 1
+                                   : clamp32((double)(bq - 1) * p->stride[2] + (double)v->reach[2] + 1);
         if (blocks < best_blocks || (blocks == best_blocks && rows * cols < best_pixels)) {
             best_blocks = blocks, best_pixels = rows * cols;
             t.block_q = bq;
-            t.blocks[0] = (int)cvc_ceil_div(v->out[1], bp), t.blocks[1] = (int)cvc_ceil_div(v->out[2], bq);
+            t.blocks[0] = (int)cvc_ceil_div(grid[1], bp), t.blocks[1] = (int)cvc_ceil_div(grid[2], bq);
             t.rows = (int)rows, t.cols = (int)cols;
         }
     }
-    const double staged = wgrad ? (double)bm * CVC_TILE_DY_ROW_BYTES((double)e->k.tile_m, eb)
-                                : (double)e->k.tile_n * CVC_TILE_FILTER_ROW_BYTES((double)t.kp, eb) + CVC_TILE_TABLE_BYTES(t.kp);
+    double staged;
+    if (dgrad) {   /* the filters and the dy region in rows of K (padded to 16), and col */
+        const double kp16 = (double)cvc_ceil_div(p->k, 16) * 16, region = (double)cvc_ceil_div((int64_t)t.rows * t.cols, 16) * 16;
+        staged = ((double)t.kp + region) * CVC_TILE_DGRAD_ROW_BYTES(kp16, eb) +
+                 region * CVC_TILE_DGRAD_COL_FLOATS((double)t.kp) * sizeof(float);
+        t.smem = clamp32(staged);
+        return t;
+    }
+    staged = wgrad ? (double)bm * CVC_TILE_DY_ROW_BYTES((double)e->k.tile_m, eb)
+                   : (double)e->k.tile_n * CVC_TILE_FILTER_ROW_BYTES((double)t.kp, eb) + CVC_TILE_TABLE_BYTES(t.kp);
     t.smem = clamp32(staged + (double)t.rows * t.cols * t.cp * eb);
     return t;
 }
@@ -152,6 +164,17 @@ static convcat_status tile_rules(const cvc_entry *e, const cvc_view *v, char *wh
         return CONVCAT_ERR_UNSUPPORTED;
     }
     const tile_geometry t = tile_geometry_of(e, v);
+    if (e->k.op == CONVCAT_DGRAD && t.kp > e->k.tile_n) {
+        cvc_say(why, n, "%lld taps x %d channels: more (tap, channel) columns than this dgrad kernel's %d",
+                (long long)v->taps, p->c, e->k.tile_n);
+        return CONVCAT_ERR_UNSUPPORTED;
+    }
+    if (t.smem > e->smem_bytes && e->k.op == CONVCAT_DGRAD) {
+        cvc_say(why, n, "K = %d filters of %lld taps x %d channels at strides (%d, %d): the filters, a block's dy "
+                "region and its sums take %lld bytes of shared memory, more than this kernel's %d", p->k,
+                (long long)v->taps, p->c, p->stride[1], p->stride[2], (long long)t.smem, e->smem_bytes);
+        return CONVCAT_ERR_UNSUPPORTED;
+    }
     if (t.smem > e->smem_bytes) {
         cvc_say(why, n, "a %d x %d x %d filter at dilation (%d, %d) and strides (%d, %d): %s and input tile "
                 "take %lld bytes of shared memory, more than this kernel's %d", v->filt[0], v->filt[1], v->filt[2],
@@ -229,6 +252,30 @@ static void tile_fprop_grid(const cvc_entry *e, const cvc_view *v, int sms, cons
     out->l[0].grid = (unsigned)(items < slots ? items : slots);
 }
 
+/* An input-tile dgrad launch's GEMM and grid: persistent over the blocks of dx pixels. */
+static void tile_dgrad_grid(const cvc_entry *e, const cvc_view *v, int sms, const tile_geometry *t,
+                            cvc_gather_params *g, cvc_launches *out)
+{
+    const convcat_problem *p = &v->p;
+    g->src_c = p->k;   /* dy, the gathered activations */
+    for (int a = 0; a < 3; ++a) {
+        g->src_ext[a] = v->out[a], g->grid_ext[a] = v->in[a];
+        int x = p->stride[a], y = p->dilation[a];   /* gcd */
+        while (y) {
+            const int r = x % y;
+            x = y, y = r;
+        }
+        g->tap_step[a] = p->stride[a] / x;
+    }
+    g->gemm_m = (int32_t)v->in_pixels, g->gemm_n = (int32_t)t->kp, g->gemm_k = (int32_t)(cvc_ceil_div(p->k, 16) * 16);
+    g->ldy = p->c;
+    g->vec_a = p->k % 8 == 0 ? 8 : 1;   /* dy rows of whole 16-byte chunks (tensors are 16-byte aligned) */
+    g->tiles_m = (int32_t)((int64_t)p->n * t->blocks[0] * t->blocks[1]);
+    g->tiles_n = 1;
+    const int64_t slots = (int64_t)(sms > 0 ? sms : 1) * resident_ctas_with(e, t->smem);
+    out->l[0].grid = (unsigned)(g->tiles_m < slots ? g->tiles_m : slots);
+}
+
 /* The one launch of an input-tile kernel. */
 static convcat_status tile_launches(const cvc_entry *e, const cvc_view *v, int sms, cvc_launches *out)
 {
@@ -239,6 +286,8 @@ static convcat_status tile_launches(const cvc_entry *e, const cvc_view *v, int s
     cvc_gather_params g = tile_params(v, &t);
     if (e->k.op == CONVCAT_WGRAD)
         tile_wgrad_grid(e, v, sms, &t, &g, out);
+    else if (e->k.op == CONVCAT_DGRAD)
+        tile_dgrad_grid(e, v, sms, &t, &g, out);
     else
         tile_fprop_grid(e, v, sms, &t, &g, out);
     out->l[0].block = (unsigned)e->threads;
@@ -272,12 +321,35 @@ static double tile_wgrad_us(const cvc_entry *e, const cvc_view *v, int sms, cons
     return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + (ls->reduce_grid ? LAUNCH_US : 0.0) + FIRST_LAUNCH_US;
 }
 
+/* The model's time of an input-tile dgrad launch: per SM its blocks one after the other, each the dy
+ * region's copy (16-byte chunks), its MMAs (the busiest warp's m16 atoms at a quarter of the SM's
+ * rate) and its outputs' sums (a tap each of those that reach a pixel, at the output rate), and the
+ * tensors' DRAM traffic.  Not yet fitted to a measurement. */
+static double tile_dgrad_us(const cvc_entry *e, const cvc_view *v, int sms, const cvc_launches *ls)
+{
+    const cvc_gather_params *g = &ls->l[0].u.g;
+    const convcat_problem *p = &v->p;
+    const int64_t region = cvc_ceil_div((int64_t)g->tile_ext[0] * g->tile_ext[1], 16);   /* m16 atoms */
+    const double mmas = (double)cvc_ceil_div(region, 4) * 4 * (g->tile_kp / 8) * (g->gemm_k / 16);
+    const double copies = (double)region * 16 * g->gemm_k / (g->vec_a == 8 ? 8 : 1);
+    const double reaching = (double)v->taps / ((double)p->stride[1] * p->stride[2]);   /* taps an output sums */
+    const double sums = (double)e->k.tile_m * p->c * (reaching > 1 ? reaching : 1);
+    const double block_us = mmas * TILE_MMA_US + copies * TILE_COPY_US + sums * TILE_OUTPUT_US;
+    const double us = ceil((double)g->tiles_m / (sms > 0 ? sms : 1)) * block_us;
+    const double bytes = (double)v->pixels * p->k * v->a_bytes + cvc_filter_bytes(v) +
+                         (double)v->in_pixels * p->c * v->out_bytes;
+    const double dram_us = bytes / DRAM_BYTES_PER_US;
+    return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + FIRST_LAUNCH_US + TILE_START_US;
+}
+
 /* The model's time of an input-tile launch: per SM its share of the work items (each block's MMAs,
  * its input tile's copy, once per filter block, and its outputs), and the tensors' DRAM traffic. */
 static double tile_us(const cvc_entry *e, const cvc_view *v, int sms, const cvc_launches *ls)
 {
     if (e->k.op == CONVCAT_WGRAD)
         return tile_wgrad_us(e, v, sms, ls);
+    if (e->k.op == CONVCAT_DGRAD)
+        return tile_dgrad_us(e, v, sms, ls);
     const cvc_gather_params *g = &ls->l[0].u.g;
     const convcat_problem *p = &v->p;
     const double mmas = (double)g->tile_kp / e->k.tile_k * (e->k.tile_m / 16) * (e->k.tile_n / 8);

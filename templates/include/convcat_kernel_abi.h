@@ -192,7 +192,10 @@ typedef struct cvc_gather_params {
      * (tap, channel), is padded to a multiple of tile K.  The grid is persistent: CTA b takes work
      * items b, b + grid, ..., item i block i / tiles_n of filter block i % tiles_n (the grid a multiple
      * of tiles_n, so that a CTA keeps its filters).
-     * wgrad (tile_cp = C): tiles_m counts blocks of tile-M filters, tiles_n blocks of tile-N columns
+     * dgrad (tile_cp = C): tiles_m counts blocks of tile-M dx pixels (grid_ext: dx; src_ext: dy, whose
+ * region a block reads is tile_ext[0] x tile_ext[1] pixels of K = kg filters); gemm_k is K padded to
+ * 16; tap_step, along each axis, stride / gcd(stride, dil).  The grid is persistent over the blocks.
+ * wgrad (tile_cp = C): tiles_m counts blocks of tile-M filters, tiles_n blocks of tile-N columns
      * (tile_kp a multiple of 8); a block is CVC_TILE_WGRAD_BLOCK_PIXELS pixels, the GEMM's K.  CTA b
      * takes column block b % tiles_n of filter block (b / tiles_n) % tiles_m, and slice
      * b / (tiles_m * tiles_n): the split_k blocks from slice * split_k on, in order (splits slices,
@@ -215,6 +218,13 @@ typedef struct cvc_gather_params {
  * in distinct banks, at 32 and at 64 filters); then the input tile, tile_ext[0] x tile_ext[1] pixels of
  * tile_cp elements. */
 #define CVC_TILE_DY_ROW_BYTES(bm, eb) ((bm) * (eb) + 16)
+
+/* An input-tile dgrad kernel's shared memory: the filters as tile_kp rows of (tap, channel), K
+ * filters padded to 16 (gemm_k) each, a row 16 bytes past a multiple of 32 (ldmatrix's eight rows in
+ * distinct banks); the block's dy region, tile_ext[0] x tile_ext[1] pixels padded to 16, rows of the
+ * same length; then col, a row of tile_kp + 4 floats for each region pixel. */
+#define CVC_TILE_DGRAD_ROW_BYTES(kp, eb) (((kp) + 8) * (eb))
+#define CVC_TILE_DGRAD_COL_FLOATS(n) ((n) + 4)
 
 /* ---- the direct family (templates/direct_conv.cu.j2) ----------------------------------
  * Depthwise convolution (c = 1 channel per group, `mult` = K / C filters per group) on CUDA
