@@ -130,9 +130,9 @@ static tile_geometry tile_geometry_of(const cvc_entry *e, const cvc_view *v)
         const int bp = bm / bq;
         const int64_t blocks = cvc_ceil_div(grid[1], bp) * cvc_ceil_div(grid[2], bq);
         /* fprop, wgrad: the input pixels the block's windows read; dgrad: the dy pixels whose taps reach it */
-        const int64_t rows = dgrad ? clamp32(((double)bp - 1 + (double)v->reach[1]) / p->stride[1]) + 1
+        const int64_t rows = dgrad ? clamp32(floor(((double)bp - 1 + (double)v->reach[1]) / p->stride[1]) + 1)
                                    : clamp32((double)(bp - 1) * p->stride[1] + (double)v->reach[1] + 1);
-        const int64_t cols = dgrad ? clamp32(((double)bq - 1 + (double)v->reach[2]) / p->stride[2]) + 1
+        const int64_t cols = dgrad ? clamp32(floor(((double)bq - 1 + (double)v->reach[2]) / p->stride[2]) + 1)
                                    : clamp32((double)(bq - 1) * p->stride[2] + (double)v->reach[2] + 1);
         if (blocks < best_blocks || (blocks == best_blocks && rows * cols < best_pixels)) {
             best_blocks = blocks, best_pixels = rows * cols;
