@@ -98,12 +98,13 @@ static int resident_ctas(const cvc_entry *e)
 
 /* ---- input-tile kernels (flag INPUT_TILE) ---------------------------------------------------- */
 
-/* A block's geometry: tile_cp channels a tile pixel (fprop: C <= 2: 2, else 4; wgrad: C), the
- * (tap, channel) columns padded (fprop: to tile K; wgrad: to 8, an n8 atom), block_q columns of the
- * block's pixels (fprop: tile M; wgrad: CVC_TILE_WGRAD_BLOCK_PIXELS; a 1D problem: all of them, one
- * row; 2D: a power of two from 8, the fewest blocks, then the smallest input tile), the input tile's
- * rows and columns, and the shared memory: fprop the filter block's rows (16 bytes past a multiple
- * of 32) and the tap table, wgrad the block's dy rows; then the input tile. */
+/* A block's geometry: tile_cp channels a tile pixel (fprop: C <= 2: 2, else 4; dgrad, wgrad: C),
+ * the (tap, channel) columns padded (fprop: to tile K; dgrad, wgrad: to 8, an n8 atom), block_q
+ * columns of the block's pixels (fprop, dgrad: tile M; wgrad: CVC_TILE_WGRAD_BLOCK_PIXELS; a 1D
+ * problem: all of them, one row; 2D: a power of two from 8, the fewest blocks, then the smallest
+ * tile), the rows and columns of its input tile (dgrad: of its dy region), and the shared memory:
+ * fprop the filter block's rows (16 bytes past a multiple of 32), the tap table and the input tile;
+ * wgrad the block's dy rows and the input tile; dgrad the filters, the dy region and col. */
 typedef struct tile_geometry {
     int cp, block_q, blocks[2], rows, cols;
     int64_t kp, smem;   /* 64-bit: the rules refuse what does not fit the kernel's shared memory */
@@ -169,20 +170,26 @@ static convcat_status tile_rules(const cvc_entry *e, const cvc_view *v, char *wh
                 (long long)v->taps, p->c, e->k.tile_n);
         return CONVCAT_ERR_UNSUPPORTED;
     }
-    if (t.smem > e->smem_bytes && e->k.op == CONVCAT_DGRAD) {
-        cvc_say(why, n, "K = %d filters of %lld taps x %d channels at strides (%d, %d): the filters, a block's dy "
-                "region and its sums take %lld bytes of shared memory, more than this kernel's %d", p->k,
-                (long long)v->taps, p->c, p->stride[1], p->stride[2], (long long)t.smem, e->smem_bytes);
-        return CONVCAT_ERR_UNSUPPORTED;
-    }
     if (t.smem > e->smem_bytes) {
-        cvc_say(why, n, "a %d x %d x %d filter at dilation (%d, %d) and strides (%d, %d): %s and input tile "
-                "take %lld bytes of shared memory, more than this kernel's %d", v->filt[0], v->filt[1], v->filt[2],
-                p->dilation[1], p->dilation[2], p->stride[1], p->stride[2],
-                e->k.op == CONVCAT_WGRAD ? "a block's dy rows" : "filters", (long long)t.smem, e->smem_bytes);
+        if (e->k.op == CONVCAT_DGRAD)
+            cvc_say(why, n, "K = %d filters of %lld taps x %d channels at strides (%d, %d): the filters, a block's dy "
+                    "region and its sums take %lld bytes of shared memory, more than this kernel's %d", p->k,
+                    (long long)v->taps, p->c, p->stride[1], p->stride[2], (long long)t.smem, e->smem_bytes);
+        else
+            cvc_say(why, n, "a %d x %d x %d filter at dilation (%d, %d) and strides (%d, %d): %s and input tile "
+                    "take %lld bytes of shared memory, more than this kernel's %d", v->filt[0], v->filt[1], v->filt[2],
+                    p->dilation[1], p->dilation[2], p->stride[1], p->stride[2],
+                    e->k.op == CONVCAT_WGRAD ? "a block's dy rows" : "filters", (long long)t.smem, e->smem_bytes);
         return CONVCAT_ERR_UNSUPPORTED;
     }
     return CONVCAT_OK;
+}
+
+/* dgrad's and wgrad's dy rows: whole 16-byte chunks where K is a multiple of 8 (tensors are 16-byte
+ * aligned), else single elements. */
+static int tile_dy_vec(const convcat_problem *p)
+{
+    return p->k % 8 == 0 ? 8 : 1;
 }
 
 /* An input-tile launch's parameters that both ops share: the pixel grids, the block and its tile. */
@@ -217,7 +224,7 @@ static void tile_wgrad_grid(const cvc_entry *e, const cvc_view *v, int sms, cons
     g->gemm_m = p->k, g->gemm_n = (int32_t)(v->taps * p->c), g->gemm_k = (int32_t)v->pixels;
     g->ldy = v->taps * p->c;
     g->out_elems = (int64_t)p->k * g->ldy;
-    g->vec_a = p->k % 8 == 0 ? 8 : 1;   /* dy rows of whole 16-byte chunks (tensors are 16-byte aligned) */
+    g->vec_a = tile_dy_vec(p);
     g->tiles_m = (int32_t)cvc_ceil_div(p->k, e->k.tile_m);
     g->tiles_n = (int32_t)cvc_ceil_div(t->kp, e->k.tile_n);
     const int64_t blocks = (int64_t)p->n * t->blocks[0] * t->blocks[1], columns = (int64_t)g->tiles_m * g->tiles_n;
@@ -260,16 +267,11 @@ static void tile_dgrad_grid(const cvc_entry *e, const cvc_view *v, int sms, cons
     g->src_c = p->k;   /* dy, the gathered activations */
     for (int a = 0; a < 3; ++a) {
         g->src_ext[a] = v->out[a], g->grid_ext[a] = v->in[a];
-        int x = p->stride[a], y = p->dilation[a];   /* gcd */
-        while (y) {
-            const int r = x % y;
-            x = y, y = r;
-        }
-        g->tap_step[a] = p->stride[a] / x;
+        g->tap_step[a] = p->stride[a] / cvc_gcd(p->stride[a], p->dilation[a]);   /* as a stride phase's (tma.c) */
     }
     g->gemm_m = (int32_t)v->in_pixels, g->gemm_n = (int32_t)t->kp, g->gemm_k = (int32_t)(cvc_ceil_div(p->k, 16) * 16);
     g->ldy = p->c;
-    g->vec_a = p->k % 8 == 0 ? 8 : 1;   /* dy rows of whole 16-byte chunks (tensors are 16-byte aligned) */
+    g->vec_a = tile_dy_vec(p);
     g->tiles_m = (int32_t)((int64_t)p->n * t->blocks[0] * t->blocks[1]);
     g->tiles_n = 1;
     const int64_t slots = (int64_t)(sms > 0 ? sms : 1) * resident_ctas_with(e, t->smem);

@@ -52,6 +52,17 @@ int cvc_dtype_bytes(convcat_dtype t);
 
 static inline int64_t cvc_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* Greatest common divisor of two positive ints. */
+static inline int cvc_gcd(int a, int b)
+{
+    while (b) {
+        const int t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 /* Multiply-and-shift division by d >= 1, exact for 0 <= x < 2^31:
  * x / d == (umulhi(x, m[0]) + x) >> m[1] (Granlund and Montgomery). */
 static inline void cvc_divider(uint32_t d, uint32_t m[2])

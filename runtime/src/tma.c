@@ -132,17 +132,6 @@ void cvc_tma_operands(const cvc_entry *e, const cvc_view *v, cvc_operand_desc *a
     }
 }
 
-/* Greatest common divisor of two positive ints. */
-static int gcd(int a, int b)
-{
-    while (b) {
-        const int t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 /* The inverse of a modulo m (a and m coprime, m >= 1), in [0, m): extended Euclid. */
 static int64_t inverse_mod(int64_t a, int64_t m)
 {
@@ -160,7 +149,7 @@ static void phase_axis(const cvc_view *v, int i, int ph, cvc_phase_axis *x)
     const convcat_problem *p = &v->p;
     const int ax = 2 - i, st = p->stride[ax], dil = p->dilation[ax], pad = p->pad_lo[ax];
     const int in = v->in[ax], dy = v->out[ax], filt = v->filt[ax];
-    const int gg = gcd(st, dil), step = st / gg;
+    const int gg = cvc_gcd(st, dil), step = st / gg;
     *x = (cvc_phase_axis){.ph = ph, .pixels = (in - ph + st - 1) / st, .tap_step = step, .dil = dil / gg};
     /* Taps r with r * dil = ph + pad (mod st): r0, r0 + step, ... below the filter's extent.  The
      * congruence has solutions where gg divides ph + pad; r0, the least, is (ph + pad) / gg times
