@@ -23,12 +23,12 @@ of 4 bytes or more (zero-filled past the tensor), loads through registers for
 single 16-bit elements (odd channel counts).  The runtime picks the widest
 `vec` the problem's alignment allows.
 
-Input-tile kernels (one stage, flag INPUT_TILE): fprop and wgrad of inputs of at most 4
+Input-tile kernels (one stage, flag INPUT_TILE): fprop, dgrad and wgrad of inputs of at most 4
 channels (the stems' C = 3, a waveform's C = 1), whose (tap, channel) columns a gathering kernel
-walks one 16-bit element a tap.  Per block of output pixels (rows x columns of one image) a CTA
-copies the block's input tile with the filter's reach into shared memory and reads the im2col
-operand straight from it, at a per-(tap, channel) offset from the pixel's window, so that each
-input pixel is read from memory once a block, not once a tap.
+walks one 16-bit element a tap.  fprop and wgrad: per block of output pixels (rows x columns of
+one image) a CTA copies the block's input tile with the filter's reach into shared memory and
+reads the im2col operand straight from it, at a per-(tap, channel) offset from the pixel's window,
+so that each input pixel is read from memory once a block, not once a tap.
   fprop (templates/gather_tile.cu.j2): tiles of 128 pixels x N filters; a CTA copies its
 filters (all of K, channels padded to a power of two) once; a pair of channels of one tap is
 one 32-bit load from the tile.
@@ -59,11 +59,11 @@ DTYPES = (("f16", "f16", "f32", "f16"), ("f16", "f16", "f32", "f32"), ("bf16", "
 SMEM_BUDGET = 100 * 1024       # two CTAs per SM at least
 TILE_DTYPES = DTYPES[:4]      # input-tile kernels: f16/bf16 (mma m16n8k16)
 TILE_MAX_CHANNELS = index.TILE_MAX_CHANNELS   # input-tile kernels: channels of a tile pixel (C padded to 2 or 4)
-# Input-tile wgrad tiles: M filters (m16 atoms a warp), N (tap, channel) columns (four warps of whole n8
-# atoms, so that a stem's columns fill one tile: 27 for a 3x3 filter of 3 channels, 147 for a 7x7);
-# dgrad tiles take N (tap, channel) columns at most, every one a warp.
+# Input-tile wgrad tiles: M filters (m16 atoms a warp).  Input-tile dgrad and wgrad tiles: N (tap,
+# channel) columns (wgrad: four warps of whole n8 atoms, so that a stem's columns fill one tile: 27 for
+# a 3x3 filter of 3 channels, 147 for a 7x7; dgrad: at most this many, every one a warp).
 TILE_WGRAD_M = (32, 64)
-TILE_WGRAD_N = (32, 64, 96, 128, 160, 192)
+TILE_COLUMNS = (32, 64, 96, 128, 160, 192)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,15 +185,15 @@ def why_invalid(key: space.Key) -> str | None:
         if key.dims == 3 or (key.a, key.b, key.acc, key.out) not in TILE_DTYPES:
             return ("schedule gather, 1 stage (an input tile): 1D and 2D, f16/bf16; 3D and tf32 take the "
                     "pipelined kernels")
-        if key.op == "dgrad" and (key.tile_m != 128 or key.tile_n not in TILE_WGRAD_N or key.tile_k != 16):
+        if key.op == "dgrad" and (key.tile_m != 128 or key.tile_n not in TILE_COLUMNS or key.tile_k != 16):
             return (f"schedule gather, 1 stage: dgrad tile {key.tile_m}x{key.tile_n}x{key.tile_k}: 128 dx pixels by "
-                    f"{TILE_WGRAD_N} (tap, channel) columns at most, K steps of 16 filters")
+                    f"{TILE_COLUMNS} (tap, channel) columns at most, K steps of 16 filters")
         if key.op == "fprop" and (key.tile_m != 128 or key.tile_n not in (32, 64) or key.tile_k != 16):
             return (f"schedule gather, 1 stage: fprop tile {key.tile_m}x{key.tile_n}x{key.tile_k}: 128 pixels (four "
                     "warps of 32 rows) by 32 or 64 filters, K steps of 16")
-        if key.op == "wgrad" and (key.tile_m not in TILE_WGRAD_M or key.tile_n not in TILE_WGRAD_N or key.tile_k != 16):
+        if key.op == "wgrad" and (key.tile_m not in TILE_WGRAD_M or key.tile_n not in TILE_COLUMNS or key.tile_k != 16):
             return (f"schedule gather, 1 stage: wgrad tile {key.tile_m}x{key.tile_n}x{key.tile_k}: {TILE_WGRAD_M} filters "
-                    f"by {TILE_WGRAD_N} (tap, channel) columns (four warps of a quarter each), K steps of 16 pixels")
+                    f"by {TILE_COLUMNS} (tap, channel) columns (four warps of a quarter each), K steps of 16 pixels")
         return None
     if key.stages not in STAGES:
         return f"schedule gather: stages {key.stages}: 1 (an input tile), 2, 3 or 4"
@@ -256,7 +256,7 @@ def mma_instruction(ab: str) -> str:
 
 
 def tile_context(key: space.Key) -> dict:
-    """templates/gather_tile.cu.j2's and gather_tile_wgrad.cu.j2's context."""
+    """The input-tile templates' context (gather_tile.cu.j2, gather_tile_dgrad.cu.j2, gather_tile_wgrad.cu.j2)."""
     cfg = derive(key)
     return dict(key=key.name(), op=key.op, dims=key.dims, ab=key.a, out=key.out, eb=space.ELEM_BYTES[key.a],
                 bm=key.tile_m, bn=key.tile_n, bk=key.tile_k, bp=index.TILE_WGRAD_BLOCK_PIXELS, threads=cfg.threads,
