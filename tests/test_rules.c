@@ -2384,6 +2384,15 @@ static void test_raster_band_rule_and_override(void)
     unsetenv("CONVCAT_RASTER_BAND");
 }
 
+/* The ResNet stem as `op`, bf16: 64 x 224 x 224 x 3 -> 64 filters, 7x7, stride 2, padding 3. */
+static convcat_problem resnet_stem(convcat_op op)
+{
+    convcat_problem p = unit_problem(op, 2, CONVCAT_BF16, CONVCAT_BF16);
+    p.n = 64, p.h = p.w = 224, p.c = 3, p.k = 64, p.r = p.s = 7;
+    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 3, p.stride[1] = p.stride[2] = 2;
+    return p;
+}
+
 /* Input-tile gather kernels (flag INPUT_TILE): fprop of at most CVC_TILE_MAX_CHANNELS channels, groups
  * 1, filters and input tile within the kernel's shared memory; the launch is one persistent grid of
  * whole filter blocks, its geometry the block's. */
@@ -2394,9 +2403,7 @@ static void test_input_tile(void)
     CU_ASSERT_TRUE(cvc_has(&e, CVC_F_INPUT_TILE) && cvc_has(&e1, CVC_F_INPUT_TILE));
     CU_ASSERT_TRUE(e.family == CVC_FAMILY_GATHER && e.groups_mode == CVC_GROUPS_NONE && e.k.stages == 1);
     CU_ASSERT_FALSE(cvc_has(&e, CVC_F_SPLITS_K) || cvc_has(&e, CVC_F_CHAINED));
-    convcat_problem p = unit_problem(CONVCAT_FPROP, 2, CONVCAT_BF16, CONVCAT_BF16);   /* the ResNet stem */
-    p.n = 64, p.h = p.w = 224, p.c = 3, p.k = 64, p.r = p.s = 7;
-    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 3, p.stride[1] = p.stride[2] = 2;
+    convcat_problem p = resnet_stem(CONVCAT_FPROP);
     ACCEPT(e, p);
     BOTH(e, p, c, 4, 5, "C = 5 channels: this kernel stages input pixels of at most 4 channels");
     BOTH(e, p, groups, 1, 3, "groups");
@@ -2445,9 +2452,7 @@ static void test_input_tile_wgrad(void)
     CU_ASSERT_TRUE(cvc_has(&e, CVC_F_INPUT_TILE) && cvc_has(&e, CVC_F_SPLITS_K) && cvc_has(&e1, CVC_F_INPUT_TILE));
     CU_ASSERT_TRUE(e.family == CVC_FAMILY_GATHER && e.groups_mode == CVC_GROUPS_NONE && e.k.stages == 1);
     CU_ASSERT_FALSE(cvc_has(&e, CVC_F_CHAINED) || cvc_has(&e, CVC_F_GROUPED_SPLITS));
-    convcat_problem p = unit_problem(CONVCAT_WGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);   /* the ResNet stem's dw */
-    p.n = 64, p.h = p.w = 224, p.c = 3, p.k = 64, p.r = p.s = 7;
-    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 3, p.stride[1] = p.stride[2] = 2;
+    convcat_problem p = resnet_stem(CONVCAT_WGRAD);
     ACCEPT(e, p);
     BOTH(e, p, c, 4, 5, "C = 5 channels: this kernel stages input pixels of at most 4 channels");
     BOTH(e, p, groups, 1, 3, "groups");
@@ -2511,9 +2516,7 @@ static void test_input_tile_dgrad(void)
     const cvc_entry e = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x160x16_s1_c1x1_gather");
     const cvc_entry narrow = unit_entry("sm90a_dgrad_2d_f16_f16_f32_f16_128x64x16_s1_c1x1_gather");
     CU_ASSERT_TRUE(cvc_has(&e, CVC_F_INPUT_TILE) && !cvc_has(&e, CVC_F_SPLITS_K) && e.groups_mode == CVC_GROUPS_NONE);
-    convcat_problem p = unit_problem(CONVCAT_DGRAD, 2, CONVCAT_BF16, CONVCAT_BF16);   /* the ResNet stem's dx */
-    p.n = 64, p.h = p.w = 224, p.c = 3, p.k = 64, p.r = p.s = 7;
-    p.pad_lo[1] = p.pad_lo[2] = p.pad_hi[1] = p.pad_hi[2] = 3, p.stride[1] = p.stride[2] = 2;
+    convcat_problem p = resnet_stem(CONVCAT_DGRAD);
     ACCEPT(e, p);
     BOTH(e, p, c, 2, 5, "C = 5 channels: this kernel stages input pixels of at most 4 channels");
     BOTH(e, p, c, 3, 4, "49 taps x 4 channels: more (tap, channel) columns than this dgrad kernel's 160");
