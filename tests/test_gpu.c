@@ -1495,7 +1495,8 @@ int main(int argc, char **argv)
             continue;
         CU_add_test(suites[e.op], e.key, test_kernel);
         if (first_kernel[e.op] == (size_t)-1 && e.family != CONVCAT_FAMILY_DIRECT &&
-            e.schedule != CONVCAT_GROUPED)   /* dense problems */
+            e.schedule != CONVCAT_GROUPED &&
+            !(e.family == CONVCAT_FAMILY_GATHER && e.stages == 1))   /* dense problems of any C (no input tile) */
             first_kernel[e.op] = i;
         if (e.a_type == CONVCAT_TF32 && tf32_count < TF32_KERNELS)
             tf32_kernels[tf32_count++] = i;
