@@ -77,6 +77,21 @@ static const double TILE_SCALE[3] = {2.3, 2.0, 2.8};
 #define TILE_COPY_US 0.000164
 #define TILE_OUTPUT_US 0.00017
 #define TILE_START_US 4.0
+/* The input-tile wgrad and dgrad kernels' terms, each op its own: per m16n8k16 MMA of the busiest warp,
+ * per copied element (wgrad: input tile elements and dy chunks; dgrad: dy chunks), per tap an output
+ * sums (dgrad), per block (its copies' wait and barriers) and a launch's start.  Least squares on the
+ * log of the time, every input-tile kernel on every row of bench/stem_rows.txt (H100, bf16 and fp16,
+ * one run: 224 wgrad and 56 dgrad (row, kernel) pairs): measured over modelled 0.80-1.27 (wgrad) and
+ * 0.69-1.33 (dgrad), where the terms of the fprop kernels had modelled them at 0.3-0.5 of their time. */
+#define TILE_WGRAD_MMA_US 0.00242
+#define TILE_WGRAD_COPY_US 0.000261
+#define TILE_WGRAD_BLOCK_US 0.141
+#define TILE_WGRAD_START_US 5.66
+#define TILE_DGRAD_MMA_US 0.00453
+#define TILE_DGRAD_COPY_US 0.00019
+#define TILE_DGRAD_SUM_US 0.0004
+#define TILE_DGRAD_BLOCK_US 0.422
+#define TILE_DGRAD_START_US 5.09
 
 /* CTAs one SM holds at once of a kernel of `smem` bytes of shared memory: by threads, registers
  * (ptxas's count, in the index) and shared memory. */
@@ -299,11 +314,10 @@ static convcat_status tile_launches(const cvc_entry *e, const cvc_view *v, int s
 }
 
 /* The model's time of an input-tile wgrad launch: per SM its CTAs one after the other, each its blocks'
- * MMAs and copies (the input tile's elements, the dy rows' chunks) at the fprop kernels' rates; the
+ * MMAs, copies (the input tile's elements, the dy rows' chunks) and a fixed cost (TILE_WGRAD_*); the
  * tensors' and the slices' DRAM traffic; KEY_reduce's launch.  A block's MMAs take as long as its
  * busiest warp's at a quarter of the SM's rate: warp w of every CTA shares one of the SM's four
- * tensor-core quarters, and a column block past the columns leaves its last warps idle.  Not yet
- * fitted to a measurement. */
+ * tensor-core quarters, and a column block past the columns leaves its last warps idle. */
 static double tile_wgrad_us(const cvc_entry *e, const cvc_view *v, int sms, const cvc_launches *ls)
 {
     const cvc_gather_params *g = &ls->l[0].u.g;
@@ -315,18 +329,19 @@ static double tile_wgrad_us(const cvc_entry *e, const cvc_view *v, int sms, cons
     const double mmas = (double)e->k.tile_m / 16 * busiest * 4 * (CVC_TILE_WGRAD_BLOCK_PIXELS / 16);
     const double copies = (double)g->tile_ext[0] * g->tile_ext[1] * p->c +
                           (double)CVC_TILE_WGRAD_BLOCK_PIXELS * e->k.tile_m / (g->vec_a == 8 ? 8 : 2);
-    const double cta_us = (double)g->split_k * (mmas * TILE_MMA_US + copies * TILE_COPY_US);
+    const double cta_us = (double)g->split_k * (mmas * TILE_WGRAD_MMA_US + copies * TILE_WGRAD_COPY_US + TILE_WGRAD_BLOCK_US);
     const double us = ceil((double)ls->l[0].grid / (sms > 0 ? sms : 1)) * cta_us;
     const double bytes = (double)v->in_pixels * p->c * v->a_bytes + (double)v->pixels * p->k * v->a_bytes +
                          cvc_filter_bytes(v) + 2.0 * ls->workspace_bytes;
     const double dram_us = bytes / DRAM_BYTES_PER_US;
-    return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + (ls->reduce_grid ? LAUNCH_US : 0.0) + FIRST_LAUNCH_US;
+    return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + (ls->reduce_grid ? LAUNCH_US : 0.0) + FIRST_LAUNCH_US +
+           TILE_WGRAD_START_US;
 }
 
 /* The model's time of an input-tile dgrad launch: per SM its blocks one after the other, each the dy
  * region's copy (16-byte chunks), its MMAs (the busiest warp's m16 atoms at a quarter of the SM's
- * rate) and its outputs' sums (a tap each of those that reach a pixel, at the output rate), and the
- * tensors' DRAM traffic.  Not yet fitted to a measurement. */
+ * rate), its outputs' sums (a tap each of those that reach a pixel) and a fixed cost, and the
+ * tensors' DRAM traffic. */
 static double tile_dgrad_us(const cvc_entry *e, const cvc_view *v, int sms, const cvc_launches *ls)
 {
     const cvc_gather_params *g = &ls->l[0].u.g;
@@ -336,12 +351,13 @@ static double tile_dgrad_us(const cvc_entry *e, const cvc_view *v, int sms, cons
     const double copies = (double)region * 16 * g->gemm_k / (g->vec_a == 8 ? 8 : 1);
     const double reaching = (double)v->taps / ((double)p->stride[1] * p->stride[2]);   /* taps an output sums */
     const double sums = (double)e->k.tile_m * p->c * (reaching > 1 ? reaching : 1);
-    const double block_us = mmas * TILE_MMA_US + copies * TILE_COPY_US + sums * TILE_OUTPUT_US;
+    const double block_us = mmas * TILE_DGRAD_MMA_US + copies * TILE_DGRAD_COPY_US + sums * TILE_DGRAD_SUM_US +
+                            TILE_DGRAD_BLOCK_US;
     const double us = ceil((double)g->tiles_m / (sms > 0 ? sms : 1)) * block_us;
     const double bytes = (double)v->pixels * p->k * v->a_bytes + cvc_filter_bytes(v) +
                          (double)v->in_pixels * p->c * v->out_bytes;
     const double dram_us = bytes / DRAM_BYTES_PER_US;
-    return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + FIRST_LAUNCH_US + TILE_START_US;
+    return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + FIRST_LAUNCH_US + TILE_DGRAD_START_US;
 }
 
 /* The model's time of an input-tile launch: per SM its share of the work items (each block's MMAs,
