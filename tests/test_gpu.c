@@ -614,7 +614,7 @@ static const shape odd_channels_3d[] = {
     P3(2, 2, 3, 3, 13, 200, 3, 3, 3, 1, 1, 1),       /* K = 200: dgrad splits K */
 };
 
-/* ---- input-tile gather kernels (flag INPUT_TILE): fprop and wgrad of at most 4 channels ---- */
+/* ---- input-tile gather kernels (flag INPUT_TILE): fprop, dgrad and wgrad of at most 4 channels ---- */
 
 static const shape input_tile_2d[] = {
     P2(2, 37, 35, 3, 64, 7, 7, 3, 3, 3, 3, 2, 2, 1, 1),       /* the ResNet stem: C = 3, 7x7 stride 2 */
@@ -626,6 +626,8 @@ static const shape input_tile_2d[] = {
     P2(2, 150, 6, 4, 130, 3, 5, 1, 2, 1, 2, 1, 1, 1, 1),      /* C = 4, K = 130, 3x5: a narrow image */
     P2(2, 51, 47, 3, 64, 11, 11, 2, 2, 2, 2, 4, 4, 1, 1),     /* AlexNet's: 11x11 stride 4 */
     P2(1, 5, 300, 1, 8, 1, 7, 0, 3, 0, 3, 1, 3, 1, 1),        /* 1x7, stride 3 along W only */
+    P2(2, 21, 19, 4, 24, 7, 9, 3, 4, 3, 4, 2, 2, 1, 1),       /* C = 4, 7x9: rows of 36 columns (dgrad: passes) */
+    P2(2, 30, 26, 3, 16, 5, 11, 4, 10, 4, 10, 3, 2, 2, 2),    /* 5x11, strides 3 x 2, dilation 2 (dgrad: passes) */
     {2, 1, 11, 9, 3, 5, 1, 3, 3, {0, 1, 0}, {0, 0, 2}, {1, 1, 1}, {1, 1, 1}, 0.5f, 0.75f, 0, CONVCAT_ACT_NONE},
     /* ^ asymmetric padding, alpha, beta */
     {2, 1, 23, 19, 3, 45, 1, 7, 7, {0, 3, 3}, {0, 3, 3}, {1, 2, 2}, {1, 1, 1}, 1.0f, 0.5f, 1, CONVCAT_ACT_GELU},

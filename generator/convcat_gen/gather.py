@@ -148,16 +148,19 @@ def input_tile(key: space.Key) -> bool:
 
 
 def _tile_warps(key: space.Key) -> tuple[int, int]:
-    """An input-tile kernel's four warps: fprop 4 x 1 (a warp, 32 pixels); dgrad 4 x 1 (a warp, an m16
-    atom of the dy region at a time, every column); wgrad 1 x 4 (a warp, every filter of the tile and a
-    quarter of its columns: the gathered operand is loaded once a column)."""
-    return (1, 4) if key.op == "wgrad" else (4, 1)
+    """An input-tile kernel's four warps: fprop 4 x 1 (a warp, 32 pixels); dgrad 1 x 4 (a warp, a quarter
+    of the columns of each m16 atom of the dy region in turn: every warp the same share of any region);
+    wgrad 1 x 4 (a warp, every filter of the tile and a quarter of its columns: the gathered operand is
+    loaded once a column)."""
+    return (4, 1) if key.op == "fprop" else (1, 4)
 
 
 def derive(key: space.Key) -> Config:
     eb = space.ELEM_BYTES[key.a]
     wm_, wn_ = _tile_warps(key) if input_tile(key) else _warps(key.tile_m, key.tile_n)
     wm, wn = key.tile_m // wm_, key.tile_n // wn_
+    if input_tile(key) and key.op == "dgrad":
+        wm = 16   # a warp's sums: one m16 atom of the dy region at a time
     ka, kb = kmajor(key)
     a = _operand(ka, key.tile_m, key.tile_k, eb, key.stages)
     b = _operand(kb, key.tile_n, key.tile_k, eb, key.stages)

@@ -81,7 +81,7 @@ static const double TILE_SCALE[3] = {2.3, 2.0, 2.8};
  * per copied element (wgrad: input tile elements and dy chunks; dgrad: dy chunks), per tap an output
  * sums (dgrad), per block (its copies' wait and barriers) and a launch's start.  Least squares on the
  * log of the time, every input-tile kernel on every row of bench/stem_rows.txt (H100, bf16 and fp16,
- * one run: 224 wgrad and 56 dgrad (row, kernel) pairs): measured over modelled 0.80-1.27 (wgrad) and
+ * one run: 224 wgrad and 56 dgrad (row, kernel) pairs): measured over modelled 0.79-1.25 (wgrad) and
  * 0.69-1.33 (dgrad), where the terms of the fprop kernels had modelled them at 0.3-0.5 of their time. */
 #define TILE_WGRAD_MMA_US 0.00242
 #define TILE_WGRAD_COPY_US 0.000261
@@ -119,9 +119,12 @@ static int resident_ctas(const cvc_entry *e)
  * problem: all of them, one row; 2D: a power of two from 8, the fewest blocks, then the smallest
  * tile), the rows and columns of its input tile (dgrad: of its dy region), and the shared memory:
  * fprop the filter block's rows (16 bytes past a multiple of 32), the tap table and the input tile;
- * wgrad the block's dy rows and the input tile; dgrad the filters, the dy region and col. */
+ * wgrad the block's dy rows and the input tile; dgrad the filters, the dy region and col.  dgrad
+ * computes col in passes over bands of pass_rows filter rows, pass_cols (tap, channel) columns each
+ * (padded to 8, at most the tile's N; 0 where one filter row's S x C columns pass it); its kp is
+ * every pass's columns, the filter rows it stages. */
 typedef struct tile_geometry {
-    int cp, block_q, blocks[2], rows, cols;
+    int cp, block_q, blocks[2], rows, cols, pass_rows, pass_cols;
     int64_t kp, smem;   /* 64-bit: the rules refuse what does not fit the kernel's shared memory */
 } tile_geometry;
 
@@ -158,10 +161,17 @@ static tile_geometry tile_geometry_of(const cvc_entry *e, const cvc_view *v)
         }
     }
     double staged;
-    if (dgrad) {   /* the filters and the dy region in rows of K (padded to 16), and col */
+    if (dgrad) {   /* the filters and the dy region in rows of K (padded to 16), and a pass's col */
+        const int64_t row_cols = clamp32((double)v->filt[2] * t.cp);   /* a filter row's (tap, channel) columns */
+        t.pass_rows = (int)(row_cols > e->k.tile_n ? 0 : e->k.tile_n / row_cols < v->filt[1] ? e->k.tile_n / row_cols
+                                                                                                : v->filt[1]);
+        if (t.pass_rows == 0)
+            return t;   /* refused */
+        t.pass_cols = (int)cvc_ceil_div(t.pass_rows * row_cols, 8) * 8;
+        t.kp = cvc_ceil_div(v->filt[1], t.pass_rows) * t.pass_cols;
         const double kp16 = (double)cvc_ceil_div(p->k, 16) * 16, region = (double)cvc_ceil_div((int64_t)t.rows * t.cols, 16) * 16;
         staged = ((double)t.kp + region) * CVC_TILE_DGRAD_ROW_BYTES(kp16, eb) +
-                 region * CVC_TILE_DGRAD_COL_FLOATS((double)t.kp) * sizeof(float);
+                 region * CVC_TILE_DGRAD_COL_FLOATS((double)t.pass_cols) * sizeof(float);
         t.smem = clamp32(staged);
         return t;
     }
@@ -180,9 +190,9 @@ static convcat_status tile_rules(const cvc_entry *e, const cvc_view *v, char *wh
         return CONVCAT_ERR_UNSUPPORTED;
     }
     const tile_geometry t = tile_geometry_of(e, v);
-    if (e->k.op == CONVCAT_DGRAD && t.kp > e->k.tile_n) {
-        cvc_say(why, n, "%lld taps x %d channels: more (tap, channel) columns than this dgrad kernel's %d",
-                (long long)v->taps, p->c, e->k.tile_n);
+    if (e->k.op == CONVCAT_DGRAD && t.pass_rows == 0) {
+        cvc_say(why, n, "a filter row of %d taps x %d channels: more (tap, channel) columns than this dgrad "
+                "kernel's %d", v->filt[2], p->c, e->k.tile_n);
         return CONVCAT_ERR_UNSUPPORTED;
     }
     if (t.smem > e->smem_bytes) {
@@ -226,6 +236,7 @@ static cvc_gather_params tile_params(const cvc_view *v, const tile_geometry *t)
     g.blocks[0] = t->blocks[0], g.blocks[1] = t->blocks[1];
     g.tile_ext[0] = t->rows, g.tile_ext[1] = t->cols;
     g.tile_cp = t->cp, g.tile_kp = (int32_t)t->kp;
+    g.tile_pass[0] = t->pass_rows, g.tile_pass[1] = t->pass_cols;
     return g;
 }
 
@@ -339,15 +350,17 @@ static double tile_wgrad_us(const cvc_entry *e, const cvc_view *v, int sms, cons
 }
 
 /* The model's time of an input-tile dgrad launch: per SM its blocks one after the other, each the dy
- * region's copy (16-byte chunks), its MMAs (the busiest warp's m16 atoms at a quarter of the SM's
- * rate), its outputs' sums (a tap each of those that reach a pixel) and a fixed cost, and the
- * tensors' DRAM traffic. */
+ * region's copy (16-byte chunks), its passes' MMAs (the busiest warp's, a quarter of the columns of
+ * every m16 atom, at a quarter of the SM's rate), its outputs' sums (a tap each of those that reach a pixel) and
+ * a fixed cost, and the tensors' DRAM traffic. */
 static double tile_dgrad_us(const cvc_entry *e, const cvc_view *v, int sms, const cvc_launches *ls)
 {
     const cvc_gather_params *g = &ls->l[0].u.g;
     const convcat_problem *p = &v->p;
     const int64_t region = cvc_ceil_div((int64_t)g->tile_ext[0] * g->tile_ext[1], 16);   /* m16 atoms */
-    const double mmas = (double)cvc_ceil_div(region, 4) * 4 * (g->tile_kp / 8) * (g->gemm_k / 16);
+    const int64_t warp_atoms = e->k.tile_n / 32, live = g->tile_pass[1] / 8;   /* n8 atoms: a warp's, a pass's */
+    const double mmas = (double)(g->tile_kp / g->tile_pass[1]) * region * 4 * (live < warp_atoms ? live : warp_atoms) *
+                        (g->gemm_k / 16);
     const double copies = (double)region * 16 * g->gemm_k / (g->vec_a == 8 ? 8 : 1);
     const double reaching = (double)v->taps / ((double)p->stride[1] * p->stride[2]);   /* taps an output sums */
     const double sums = (double)e->k.tile_m * p->c * (reaching > 1 ? reaching : 1);

@@ -59,6 +59,9 @@
  * KEY_regroup(w, wt, groups, k, c, taps, turned, widen), which also widens narrow groups (flag
  * WIDENS_GROUPS); a runtime of ABI 17 would look for KEY_turn.
  *
+ * ABI 19: cvc_gather_params gains tile_pass (input-tile dgrad: col computed in passes over bands of
+ * filter rows); a runtime of ABI 18 would leave it zero, and the kernels divide by it.
+ *
  * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) take two more
  * parameters after p, the A and B maps of the fallback cluster shape
  * (const __grid_constant__ CUtensorMap tmap_a_fb, tmap_b_fb), read when the
@@ -71,7 +74,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 18
+#define CONVCAT_KERNEL_ABI 19
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
@@ -204,6 +207,8 @@ typedef struct cvc_gather_params {
     int32_t blocks[2];                /* blocks along P (rows) and Q (columns) */
     int32_t tile_ext[2];
     int32_t tile_cp, tile_kp;
+    int32_t tile_pass[2];             /* input-tile dgrad: filter rows and (tap, channel) columns (padded
+                                       * to 8) of one pass of col; tile_kp: every pass's columns */
 } cvc_gather_params;
 
 /* An input-tile kernel's shared memory, in this order: tile N filter rows of tile_kp elements of eb
@@ -219,10 +224,11 @@ typedef struct cvc_gather_params {
  * tile_cp elements. */
 #define CVC_TILE_DY_ROW_BYTES(bm, eb) ((bm) * (eb) + 16)
 
-/* An input-tile dgrad kernel's shared memory: the filters as tile_kp rows of (tap, channel), K
- * filters padded to 16 (gemm_k) each, a row 16 bytes past a multiple of 32 (ldmatrix's eight rows in
- * distinct banks); the block's dy region, tile_ext[0] x tile_ext[1] pixels padded to 16, rows of the
- * same length; then col, a row of tile_kp + 4 floats for each region pixel. */
+/* An input-tile dgrad kernel's shared memory: the filters as tile_kp rows of (tap, channel), pass by
+ * pass (tile_pass[1] rows a pass), K filters padded to 16 (gemm_k) each, a row 16 bytes past a
+ * multiple of 32 (ldmatrix's eight rows in distinct banks); the block's dy region, tile_ext[0] x
+ * tile_ext[1] pixels padded to 16, rows of the same length; then col, a row of tile_pass[1] + 4
+ * floats for each region pixel. */
 #define CVC_TILE_DGRAD_ROW_BYTES(kp, eb) (((kp) + 8) * (eb))
 #define CVC_TILE_DGRAD_COL_FLOATS(n) ((n) + 4)
 
