@@ -79,19 +79,21 @@ static const double TILE_SCALE[3] = {2.3, 2.0, 2.8};
 #define TILE_START_US 4.0
 /* The input-tile wgrad and dgrad kernels' terms, each op its own: per m16n8k16 MMA of the busiest warp,
  * per copied element (wgrad: input tile elements and dy chunks; dgrad: dy chunks), per tap an output
- * sums (dgrad), per block (its copies' wait and barriers) and a launch's start.  Least squares on the
- * log of the time, every input-tile kernel on every row of bench/stem_rows.txt (H100, bf16 and fp16,
- * one run: 224 wgrad and 56 dgrad (row, kernel) pairs): measured over modelled 0.79-1.25 (wgrad) and
- * 0.69-1.33 (dgrad), where the terms of the fprop kernels had modelled them at 0.3-0.5 of their time. */
+ * sums (dgrad), per block (its copies' wait and barriers), per pass of a block past its first (dgrad:
+ * a barrier and its outputs' first taps again) and a launch's start.  Least squares on the log of the
+ * time, every input-tile kernel on every row of bench/stem_rows.txt (H100; wgrad bf16 and fp16, 224
+ * (row, kernel) pairs, measured over modelled 0.79-1.25; dgrad bf16, 42 pairs, 0.70-1.43), where the
+ * terms of the fprop kernels had modelled them at 0.3-0.5 of their time. */
 #define TILE_WGRAD_MMA_US 0.00242
 #define TILE_WGRAD_COPY_US 0.000261
 #define TILE_WGRAD_BLOCK_US 0.141
 #define TILE_WGRAD_START_US 5.66
-#define TILE_DGRAD_MMA_US 0.00453
-#define TILE_DGRAD_COPY_US 0.00019
-#define TILE_DGRAD_SUM_US 0.0004
-#define TILE_DGRAD_BLOCK_US 0.422
-#define TILE_DGRAD_START_US 5.09
+#define TILE_DGRAD_MMA_US 0.0053
+#define TILE_DGRAD_COPY_US 0.000067
+#define TILE_DGRAD_SUM_US 0.0003
+#define TILE_DGRAD_BLOCK_US 0.626
+#define TILE_DGRAD_PASS_US 0.652
+#define TILE_DGRAD_START_US 7.97
 
 /* CTAs one SM holds at once of a kernel of `smem` bytes of shared memory: by threads, registers
  * (ptxas's count, in the index) and shared memory. */
@@ -351,21 +353,21 @@ static double tile_wgrad_us(const cvc_entry *e, const cvc_view *v, int sms, cons
 
 /* The model's time of an input-tile dgrad launch: per SM its blocks one after the other, each the dy
  * region's copy (16-byte chunks), its passes' MMAs (the busiest warp's, a quarter of the columns of
- * every m16 atom, at a quarter of the SM's rate), its outputs' sums (a tap each of those that reach a pixel) and
- * a fixed cost, and the tensors' DRAM traffic. */
+ * every m16 atom, at a quarter of the SM's rate), its outputs' sums (a tap each of those that reach a
+ * pixel), a fixed cost and one a pass past the first, and the tensors' DRAM traffic. */
 static double tile_dgrad_us(const cvc_entry *e, const cvc_view *v, int sms, const cvc_launches *ls)
 {
     const cvc_gather_params *g = &ls->l[0].u.g;
     const convcat_problem *p = &v->p;
     const int64_t region = cvc_ceil_div((int64_t)g->tile_ext[0] * g->tile_ext[1], 16);   /* m16 atoms */
     const int64_t warp_atoms = e->k.tile_n / 32, live = g->tile_pass[1] / 8;   /* n8 atoms: a warp's, a pass's */
-    const double mmas = (double)(g->tile_kp / g->tile_pass[1]) * region * 4 * (live < warp_atoms ? live : warp_atoms) *
-                        (g->gemm_k / 16);
+    const int64_t passes = g->tile_kp / g->tile_pass[1];
+    const double mmas = (double)passes * region * 4 * (live < warp_atoms ? live : warp_atoms) * (g->gemm_k / 16);
     const double copies = (double)region * 16 * g->gemm_k / (g->vec_a == 8 ? 8 : 1);
     const double reaching = (double)v->taps / ((double)p->stride[1] * p->stride[2]);   /* taps an output sums */
     const double sums = (double)e->k.tile_m * p->c * (reaching > 1 ? reaching : 1);
     const double block_us = mmas * TILE_DGRAD_MMA_US + copies * TILE_DGRAD_COPY_US + sums * TILE_DGRAD_SUM_US +
-                            TILE_DGRAD_BLOCK_US;
+                            TILE_DGRAD_BLOCK_US + (double)(passes - 1) * TILE_DGRAD_PASS_US;
     const double us = ceil((double)g->tiles_m / (sms > 0 ? sms : 1)) * block_us;
     const double bytes = (double)v->pixels * p->k * v->a_bytes + cvc_filter_bytes(v) +
                          (double)v->in_pixels * p->c * v->out_bytes;
