@@ -165,10 +165,10 @@ static tile_geometry tile_geometry_of(const cvc_entry *e, const cvc_view *v)
     double staged;
     if (dgrad) {   /* the filters and the dy region in rows of K (padded to 16), and a pass's col */
         const int64_t row_cols = clamp32((double)v->filt[2] * t.cp);   /* a filter row's (tap, channel) columns */
-        t.pass_rows = (int)(row_cols > e->k.tile_n ? 0 : e->k.tile_n / row_cols < v->filt[1] ? e->k.tile_n / row_cols
-                                                                                                : v->filt[1]);
-        if (t.pass_rows == 0)
-            return t;   /* refused */
+        if (row_cols > e->k.tile_n)
+            return t;   /* refused: pass_rows 0 */
+        const int64_t fit = e->k.tile_n / row_cols;   /* the filter rows the tile's N holds */
+        t.pass_rows = (int)(fit < v->filt[1] ? fit : v->filt[1]);
         t.pass_cols = (int)cvc_ceil_div(t.pass_rows * row_cols, 8) * 8;
         t.kp = cvc_ceil_div(v->filt[1], t.pass_rows) * t.pass_cols;
         const double kp16 = (double)cvc_ceil_div(p->k, 16) * 16, region = (double)cvc_ceil_div((int64_t)t.rows * t.cols, 16) * 16;

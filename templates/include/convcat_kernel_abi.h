@@ -196,9 +196,10 @@ typedef struct cvc_gather_params {
      * items b, b + grid, ..., item i block i / tiles_n of filter block i % tiles_n (the grid a multiple
      * of tiles_n, so that a CTA keeps its filters).
      * dgrad (tile_cp = C): tiles_m counts blocks of tile-M dx pixels (grid_ext: dx; src_ext: dy, whose
- * region a block reads is tile_ext[0] x tile_ext[1] pixels of K = kg filters); gemm_k is K padded to
- * 16; tap_step, along each axis, stride / gcd(stride, dil).  The grid is persistent over the blocks.
- * wgrad (tile_cp = C): tiles_m counts blocks of tile-M filters, tiles_n blocks of tile-N columns
+     * region a block reads is tile_ext[0] x tile_ext[1] pixels of K = kg filters); gemm_k is K padded
+     * to 16; tap_step, along each axis, stride / gcd(stride, dil).  The grid is persistent over the
+     * blocks.
+     * wgrad (tile_cp = C): tiles_m counts blocks of tile-M filters, tiles_n blocks of tile-N columns
      * (tile_kp a multiple of 8); a block is CVC_TILE_WGRAD_BLOCK_PIXELS pixels, the GEMM's K.  CTA b
      * takes column block b % tiles_n of filter block (b / tiles_n) % tiles_m, and slice
      * b / (tiles_m * tiles_n): the split_k blocks from slice * split_k on, in order (splits slices,
