@@ -119,8 +119,12 @@ if [[ $what == *sanitize* ]]; then
             --n 2 --h 29 --w 31 --c 3 --k 96 --r 7 --s 7 --pad_h 3 --pad_w 3 --stride_h 2 --stride_w 2 --bias --act gelu --beta 0.5
         run_san $tool gather_tile_1d sm90a_fprop_1d_bf16_bf16_f32_bf16_128x32x16_s1_c1x1_gather \
             --dims 1 --n 2 --h 1 --w 1605 --c 1 --k 64 --s 10 --stride_w 5
-        run_san $tool gather_tile_dgrad sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x160x16_s1_c1x1_gather --op dgrad \
+        run_san $tool gather_tile_dgrad sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x16x16_s1_c1x1_gather --op dgrad \
             --n 2 --h 29 --w 31 --c 3 --k 45 --r 7 --s 7 --pad_h 3 --pad_w 3 --stride_h 2 --stride_w 2 --alpha 0.5 --beta 0.75
+        run_san $tool gather_tile_dgrad_s4 sm90a_dgrad_2d_f16_f16_f32_f16_128x48x16_s1_c1x1_gather --op dgrad \
+            --n 2 --h 37 --w 35 --c 3 --k 64 --r 11 --s 11 --pad_h 2 --pad_w 2 --stride_h 4 --stride_w 4 --beta 0.5
+        run_san $tool gather_tile_dgrad_1d sm90a_dgrad_1d_bf16_bf16_f32_bf16_64x8x16_s1_c1x1_gather --op dgrad \
+            --dims 1 --n 2 --h 1 --w 1605 --c 1 --k 72 --s 10 --stride_w 5
         run_san $tool gather_tile_wgrad sm90a_wgrad_2d_bf16_bf16_f32_bf16_64x128x16_s1_c1x1_gather --op wgrad \
             --n 2 --h 29 --w 31 --c 3 --k 45 --r 7 --s 7 --pad_h 3 --pad_w 3 --stride_h 2 --stride_w 2 --beta 0.5
         run_san $tool gather_tile_wgrad_1d sm90a_wgrad_1d_f16_f16_f32_f16_64x64x16_s1_c1x1_gather --op wgrad \

@@ -594,8 +594,8 @@ class Validity(unittest.TestCase):
         self.assertInvalid(variant(BF16, tile_m=64, tile_n=64, stages=9), "stages 9")
 
     def test_input_tile_kernels(self):
-        # One-stage gather kernels: fprop tiles of 128 pixels by 32 or 64 filters, dgrad tiles of 128 dx
-        # pixels by up to 32..192 (tap, channel) columns, wgrad tiles of 32 or 64 filters by 32..192
+        # One-stage gather kernels: fprop tiles of 128 pixels by 32 or 64 filters, dgrad tiles of 64 or 128
+        # positions by 8..64 stride phase columns, wgrad tiles of 32 or 64 filters by 32..192
         # columns (SPLITS_K: KEY_reduce adds their slices); 1D and 2D, f16/bf16; each op its own template.
         tile = variant(GATHER, tile_k=16, stages=1)
         self.assertValid(tile)
@@ -606,9 +606,11 @@ class Validity(unittest.TestCase):
         self.assertValid(dataclasses.replace(wgrad, tile_n=160))
         self.assertInvalid(dataclasses.replace(wgrad, tile_m=128), "wgrad tile 128x128x16: (32, 64) filters")
         self.assertInvalid(dataclasses.replace(wgrad, tile_n=16), "(32, 64, 96, 128, 160, 192) (tap, channel) columns")
-        dgrad = variant(GATHER, op="dgrad", tile_n=160, tile_k=16, stages=1)
+        dgrad = variant(GATHER, op="dgrad", tile_n=16, tile_k=16, stages=1)
         self.assertValid(dgrad)
-        self.assertInvalid(dataclasses.replace(dgrad, tile_m=64), "dgrad tile 64x160x16: 128 dx pixels")
+        self.assertValid(dataclasses.replace(dgrad, tile_m=64, tile_n=48))
+        self.assertInvalid(dataclasses.replace(dgrad, tile_m=256), "dgrad tile 256x16x16: (64, 128) positions")
+        self.assertInvalid(dataclasses.replace(dgrad, tile_n=160), "(8, 16, 24, 32, 48, 64) phase columns")
         self.assertInvalid(dataclasses.replace(wgrad, dims=3), "3D and tf32 take the pipelined")
         self.assertEqual(render.template_name(dgrad), "gather_tile_dgrad.cu.j2")
         self.assertEqual(gather.capabilities(dgrad)["flags"], ("INPUT_TILE",))

@@ -832,7 +832,7 @@ static const convcat_catalog *catalog;
 static unsigned base_seed;
 static long long runs, failures, by_design;   /* by_design: strided problems a kernel's rules refuse by design */
 static long long halo_by_design;   /* strides and wide filters halo kernels refuse (their input tile's reach) */
-static long long tile_by_design;   /* few-channel dgrad an input-tile dgrad kernel refuses (its columns, its shared memory) */
+static long long tile_by_design;   /* few-channel dgrad an input-tile dgrad kernel refuses (its phases' columns, its shared memory) */
 static long long raster_runs;   /* runs with CONVCAT_RASTER_BAND=3 */
 static long long chained_runs;  /* fprop pairs run back to back, the second reading the first's output */
 static long long grouped_runs, grouped_by_design;   /* grouped wgrad: run, refused by kernels not made for it */
@@ -907,8 +907,8 @@ static int check_op_dims(size_t index, const convcat_entry_info *e, const shape 
     }
     if (e->family == CONVCAT_FAMILY_GATHER && e->stages == 1 && e->op == CONVCAT_DGRAD &&
         convcat_check(catalog, index, &p, why, sizeof why) != CONVCAT_OK &&
-        (strstr(why, "(tap, channel) columns than this dgrad kernel's") ||
-         strstr(why, "a block's dy region and its sums take"))) {
+        (strstr(why, "stride phase columns, more than this dgrad kernel's") ||
+         strstr(why, "the filters and a block's dy region take"))) {
         ++tile_by_design;   /* a wider input-tile dgrad kernel, or the pipelined ones, take it */
         return 0;
     }

@@ -709,7 +709,7 @@ static void test_gather_ranks_the_resident_tile_first_on_the_stem(void)
 }
 
 /* The stems' dgrad ranks an input-tile kernel first where the catalog has one (ResNet-50's 7x7 stride-2
- * stem: 3671 us against the 8-wide pipelined tile's 4723, H100, bf16), else the 8-wide, 4-stage gather
+ * stem: 858 us against the 8-wide pipelined tile's 4723, H100, bf16), else the 8-wide, 4-stage gather
  * tile (C = 3: N = 3 of each stride phase's GEMM; 1251 us where the 128x16x32 ran 1466, H200). */
 static void test_stem_dgrad_ranks_the_narrow_tile_first(void)
 {

@@ -2509,60 +2509,48 @@ static void test_input_tile_wgrad(void)
 }
 
 /* Input-tile dgrad kernels (flag INPUT_TILE): dx of at most CVC_TILE_MAX_CHANNELS channels in one
- * launch, whatever the stride; a filter row's (tap, channel) columns within the tile's N (col in
- * passes over bands of filter rows), and the filters, a block's dy region and a pass's sums within
- * the kernel's shared memory. */
+ * launch, the stride phases side by side: stride_h x stride_w x C columns within the tile's N, the
+ * filters at every dy offset and a block's dy region within the kernel's shared memory. */
 static void test_input_tile_dgrad(void)
 {
-    const cvc_entry e = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x160x16_s1_c1x1_gather");
-    const cvc_entry narrow = unit_entry("sm90a_dgrad_2d_f16_f16_f32_f16_128x64x16_s1_c1x1_gather");
+    const cvc_entry e = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x16x16_s1_c1x1_gather");
+    const cvc_entry wide = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x48x16_s1_c1x1_gather");
     CU_ASSERT_TRUE(cvc_has(&e, CVC_F_INPUT_TILE) && !cvc_has(&e, CVC_F_SPLITS_K) && e.groups_mode == CVC_GROUPS_NONE);
     convcat_problem p = resnet_stem(CONVCAT_DGRAD);
     ACCEPT(e, p);
-    BOTH(e, p, c, 2, 5, "C = 5 channels: this kernel stages input pixels of at most 4 channels");
-    convcat_problem row = p;   /* a 1 x S filter: one pass of a row */
-    row.r = 1, row.pad_lo[1] = row.pad_hi[1] = 0;
-    BOTH(e, row, s, 53, 54, "a filter row of 54 taps x 3 channels: more (tap, channel) columns than this dgrad "
-                            "kernel's 160");
-    convcat_problem f16 = p;
-    f16.a_type = f16.b_type = f16.out_type = CONVCAT_F16;
-    f16.r = f16.s = 5, f16.pad_lo[1] = f16.pad_lo[2] = f16.pad_hi[1] = f16.pad_hi[2] = 2;
-    ACCEPT(narrow, f16);   /* rows of 15 columns: 2 passes of 4 and 1 filter rows */
-    convcat_problem row16 = f16;
-    row16.r = 1, row16.pad_lo[1] = row16.pad_hi[1] = 0;
-    BOTH(narrow, row16, s, 21, 22, "a filter row of 22 taps x 3 channels: more (tap, channel) columns than this "
-                                   "dgrad kernel's 64");
-    convcat_problem wide = p;   /* K = 2048 filters: rows of 2 x 2056 bytes */
-    wide.k = 2048;
-    REFUSE(e, wide, "the filters, a block's dy region and its sums take");
+    BOTH(e, p, c, 4, 5, "C = 5 channels: this kernel stages input pixels of at most 4 channels");
+    BOTH(e, p, stride[2], 2, 3, "strides (2, 3) x 3 channels: 24 stride phase columns, more than this dgrad kernel's 16");
+    convcat_problem big = p;   /* K = 1024 filters: the filters at 16 offsets and the region, rows of 2064 bytes */
+    BOTH(e, big, k, 96, 1024, "the filters and a block's dy region take");
     cvc_launches ls;
     CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&e, unit_view(&p), 132, &ls), CONVCAT_OK);
     CU_ASSERT_TRUE(ls.count == 1 && !ls.workspace_bytes && !ls.reduce_grid);
     const cvc_gather_params *g = &ls.l[0].u.g;
-    CU_ASSERT_TRUE(g->tile_cp == 3 && g->tile_kp == 152 && g->gemm_k == 64 && g->cg == 3 && g->kg == 64);
-    CU_ASSERT_TRUE(g->tile_pass[0] == 7 && g->tile_pass[1] == 152);   /* one pass: the whole filter */
-    CU_ASSERT_TRUE(g->tap_step[1] == 2 && g->tap_step[2] == 2 && g->vec_a == 8);
-    CU_ASSERT_TRUE(g->grid_ext[1] == 224 && g->src_ext[1] == 112);   /* blocks of dx; dy's region */
-    /* blocks of 128 of the 224 x 224 dx pixels: 8 x 16 or 16 x 8, 392 an image; regions 7 x 11 */
-    CU_ASSERT_EQUAL(g->blocks[0] * g->blocks[1], 392);
-    CU_ASSERT_EQUAL(g->tile_ext[0] * g->tile_ext[1], 7 * 11);
-    CU_ASSERT_EQUAL(ls.l[0].smem, (152u + 80) * (64 + 8) * 2 + 80 * (152 + 4) * 4);
-    CU_ASSERT_TRUE(g->tiles_m == 64 * 392 && ls.l[0].grid > 0 && ls.l[0].grid <= (unsigned)g->tiles_m);
+    /* 2 x 2 phases of 3 channels: 12 columns, padded to 16; 7 taps at stride 2: 4 dy offsets an axis */
+    CU_ASSERT_TRUE(g->tile_cp == 3 && g->tile_kp == 16 && g->gemm_k == 64 && g->cg == 3 && g->kg == 64);
+    CU_ASSERT_TRUE(g->tile_pass[0] == 4 && g->tile_pass[1] == 4 && g->vec_a == 8);
+    CU_ASSERT_TRUE(g->grid_ext[1] == 224 && g->src_ext[1] == 112);   /* dx; dy's region */
+    /* (224 - 1 + 3) / 2 + 1 = 114 positions an axis, blocks of 16 x 8: 8 x 15 an image, regions 19 x 11 */
+    CU_ASSERT_TRUE(g->blocks[0] == 8 && g->blocks[1] == 15 && g->block_q == 8);
+    CU_ASSERT_TRUE(g->tile_ext[0] == 19 && g->tile_ext[1] == 11);
+    CU_ASSERT_EQUAL(ls.l[0].smem, (16u * 16 + 19 * 11) * (64 + 8) * 2);
+    CU_ASSERT_TRUE(g->tiles_m == 64 * 120 && ls.l[0].grid > 0 && ls.l[0].grid <= (unsigned)g->tiles_m);
     free(ls.l);
-    /* dilation 2 at stride 2: the taps of a phase two apart in the filter */
-    p.dilation[1] = p.dilation[2] = 2, p.pad_lo[1] = p.pad_hi[1] = p.pad_lo[2] = p.pad_hi[2] = 6;
-    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&e, unit_view(&p), 132, &ls), CONVCAT_OK);
-    CU_ASSERT_TRUE(ls.l[0].u.g.tap_step[1] == 1 && ls.l[0].u.g.tap_step[2] == 1);
-    free(ls.l);
-    p.dilation[1] = p.dilation[2] = 1, p.pad_lo[1] = p.pad_hi[1] = p.pad_lo[2] = p.pad_hi[2] = 3;
-    /* AlexNet's 11x11 (rows of 33 columns): 3 passes of 4, 4 and 3 filter rows, 136 columns a pass */
+    /* AlexNet's 11x11 at stride 4: 4 x 4 phases of 3 channels, 48 columns; 3 dy offsets an axis */
     convcat_problem alex = p;
     alex.r = alex.s = 11, alex.stride[1] = alex.stride[2] = 4;
     alex.pad_lo[1] = alex.pad_hi[1] = alex.pad_lo[2] = alex.pad_hi[2] = 2;
-    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&e, unit_view(&alex), 132, &ls), CONVCAT_OK);
-    CU_ASSERT_TRUE(ls.l[0].u.g.tile_pass[0] == 4 && ls.l[0].u.g.tile_pass[1] == 136 && ls.l[0].u.g.tile_kp == 3 * 136);
+    REFUSE(e, alex, "strides (4, 4) x 3 channels: 48 stride phase columns");
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&wide, unit_view(&alex), 132, &ls), CONVCAT_OK);
+    CU_ASSERT_TRUE(ls.l[0].u.g.tile_kp == 48 && ls.l[0].u.g.tile_pass[0] == 3 && ls.l[0].u.g.tile_pass[1] == 3);
     free(ls.l);
-    /* its price is its own: below the pipelined gather kernels' phases on the stem (1.13x measured) */
+    /* dilation 2 at stride 2: (7 - 1) 2 / 2 + 1 = 7 dy offsets an axis, the odd phases' columns zero */
+    p.dilation[1] = p.dilation[2] = 2, p.pad_lo[1] = p.pad_hi[1] = p.pad_lo[2] = p.pad_hi[2] = 6;
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&e, unit_view(&p), 132, &ls), CONVCAT_OK);
+    CU_ASSERT_TRUE(ls.l[0].u.g.tile_pass[0] == 7 && ls.l[0].u.g.tile_pass[1] == 7);
+    free(ls.l);
+    p.dilation[1] = p.dilation[2] = 1, p.pad_lo[1] = p.pad_hi[1] = p.pad_lo[2] = p.pad_hi[2] = 3;
+    /* its price is its own: below the pipelined gather kernels' phases on the stem */
     const cvc_entry pipelined = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x8x32_s4_c1x1_gather");
     CU_ASSERT_TRUE(cvc_predict_us(&e, unit_view(&p), 132) < 0.9 * cvc_predict_us(&pipelined, unit_view(&p), 132));
 }

@@ -32,10 +32,14 @@ so that each input pixel is read from memory once a block, not once a tap.
   fprop (templates/gather_tile.cu.j2): tiles of 128 pixels x N filters; a CTA copies its
 filters (all of K, channels padded to a power of two) once; a pair of channels of one tap is
 one 32-bit load from the tile.
-  dgrad (templates/gather_tile_dgrad.cu.j2): blocks of 128 dx pixels; a CTA copies the filters
-once, as (tap, channel) rows of K, and per block the dy pixels whose taps reach it; one GEMM over
-that region gives each dy pixel's (tap, channel) contributions, which each dx pixel then sums over
-the taps that reach it, in tap order (no atomics): one launch, not one per stride phase.
+  dgrad (templates/gather_tile_dgrad.cu.j2): the stride phases side by side.  Along each axis dx
+coordinate x is position (x + pad) / stride and phase (x + pad) % stride, and a phase's taps reach it
+from dy coordinates position - j, j < J = (R - 1) dil / stride + 1: dx is a stride-1 convolution of
+dy over J_h x J_w offsets whose output channels are every phase's C channels, scattered to the
+phases' pixels.  Per block of tile-M positions a CTA copies the dy region they read and runs that
+GEMM (N = stride_h stride_w C columns, padded to 8, at most tile N; K = the offsets x K filters)
+straight from it, the filters rearranged once per CTA: one launch, no per-phase passes, each dy
+pixel copied once a block.
   wgrad (templates/gather_tile_wgrad.cu.j2): tiles of 32 or 64 filters x N (tap, channel)
 columns, the channels unpadded; a CTA takes a slice of the blocks of TILE_WGRAD_BLOCK_PIXELS pixels,
 copies each block's dy rows beside its input tile, and keeps its f32 sums in registers over
@@ -59,11 +63,14 @@ DTYPES = (("f16", "f16", "f32", "f16"), ("f16", "f16", "f32", "f32"), ("bf16", "
 SMEM_BUDGET = 100 * 1024       # two CTAs per SM at least
 TILE_DTYPES = DTYPES[:4]      # input-tile kernels: f16/bf16 (mma m16n8k16)
 TILE_MAX_CHANNELS = index.TILE_MAX_CHANNELS   # input-tile kernels: channels of a tile pixel (C padded to 2 or 4)
-# Input-tile wgrad tiles: M filters (m16 atoms a warp).  Input-tile dgrad and wgrad tiles: N (tap,
-# channel) columns (wgrad: four warps of whole n8 atoms, so that a stem's columns fill one tile: 27 for
-# a 3x3 filter of 3 channels, 147 for a 7x7; dgrad: at most this many, every one a warp).
+# Input-tile wgrad tiles: M filters (m16 atoms a warp), N (tap, channel) columns (four warps of whole
+# n8 atoms, so that a stem's columns fill one tile: 27 for a 3x3 filter of 3 channels, 147 for a 7x7).
 TILE_WGRAD_M = (32, 64)
 TILE_COLUMNS = (32, 64, 96, 128, 160, 192)
+# Input-tile dgrad tiles: M positions (four warps of whole m16 atoms), N the phases' columns (every n8
+# atom a warp: stride_h stride_w C of them, 12 for a stride-2 stem of 3 channels, 48 for stride 4).
+TILE_DGRAD_M = (64, 128)
+TILE_DGRAD_N = (8, 16, 24, 32, 48, 64)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,19 +155,16 @@ def input_tile(key: space.Key) -> bool:
 
 
 def _tile_warps(key: space.Key) -> tuple[int, int]:
-    """An input-tile kernel's four warps: fprop 4 x 1 (a warp, 32 pixels); dgrad 1 x 4 (a warp, a quarter
-    of the columns of each m16 atom of the dy region in turn: every warp the same share of any region);
-    wgrad 1 x 4 (a warp, every filter of the tile and a quarter of its columns: the gathered operand is
-    loaded once a column)."""
-    return (4, 1) if key.op == "fprop" else (1, 4)
+    """An input-tile kernel's four warps: fprop 4 x 1 (a warp, 32 pixels); dgrad 4 x 1 (a warp, a quarter
+    of the positions and every column); wgrad 1 x 4 (a warp, every filter of the tile and a quarter of
+    its columns: the gathered operand is loaded once a column)."""
+    return (1, 4) if key.op == "wgrad" else (4, 1)
 
 
 def derive(key: space.Key) -> Config:
     eb = space.ELEM_BYTES[key.a]
     wm_, wn_ = _tile_warps(key) if input_tile(key) else _warps(key.tile_m, key.tile_n)
     wm, wn = key.tile_m // wm_, key.tile_n // wn_
-    if input_tile(key) and key.op == "dgrad":
-        wm = 16   # a warp's sums: one m16 atom of the dy region at a time
     ka, kb = kmajor(key)
     a = _operand(ka, key.tile_m, key.tile_k, eb, key.stages)
     b = _operand(kb, key.tile_n, key.tile_k, eb, key.stages)
@@ -188,9 +192,9 @@ def why_invalid(key: space.Key) -> str | None:
         if key.dims == 3 or (key.a, key.b, key.acc, key.out) not in TILE_DTYPES:
             return ("schedule gather, 1 stage (an input tile): 1D and 2D, f16/bf16; 3D and tf32 take the "
                     "pipelined kernels")
-        if key.op == "dgrad" and (key.tile_m != 128 or key.tile_n not in TILE_COLUMNS or key.tile_k != 16):
-            return (f"schedule gather, 1 stage: dgrad tile {key.tile_m}x{key.tile_n}x{key.tile_k}: 128 dx pixels by "
-                    f"{TILE_COLUMNS} (tap, channel) columns at most, K steps of 16 filters")
+        if key.op == "dgrad" and (key.tile_m not in TILE_DGRAD_M or key.tile_n not in TILE_DGRAD_N or key.tile_k != 16):
+            return (f"schedule gather, 1 stage: dgrad tile {key.tile_m}x{key.tile_n}x{key.tile_k}: {TILE_DGRAD_M} "
+                    f"positions by {TILE_DGRAD_N} phase columns, K steps of 16 filters")
         if key.op == "fprop" and (key.tile_m != 128 or key.tile_n not in (32, 64) or key.tile_k != 16):
             return (f"schedule gather, 1 stage: fprop tile {key.tile_m}x{key.tile_n}x{key.tile_k}: 128 pixels (four "
                     "warps of 32 rows) by 32 or 64 filters, K steps of 16")

@@ -129,10 +129,14 @@ static convcat_status check_derived(size_t i, const cvc_entry *e)
             BAD("catalog entry %zu (%s): a gather kernel without any-group support", i, e->key);
         if (cvc_has(e, CVC_F_INPUT_TILE) &&
             (e->family != CVC_FAMILY_GATHER || k->stages != 1 || k->dims == 3 || e->groups_mode != CVC_GROUPS_NONE ||
-             k->tile_k != 16 || !(k->op == CONVCAT_WGRAD ? k->tile_m == 32 || k->tile_m == 64 : k->tile_m == 128) ||
+             k->tile_k != 16 ||
+             !(k->op == CONVCAT_WGRAD   ? k->tile_m == 32 || k->tile_m == 64
+               : k->op == CONVCAT_DGRAD ? (k->tile_m == 64 || k->tile_m == 128) && k->tile_n % 8 == 0 && k->tile_n <= 64
+                                        : k->tile_m == 128) ||
              cvc_has(e, CVC_F_SPLITS_K) != (k->op == CONVCAT_WGRAD)))
-            BAD("catalog entry %zu (%s): an input-tile kernel that is not a one-stage 1D or 2D gather fprop or "
-                "dgrad of 128 x N x 16 tiles or wgrad of 32 or 64 x N x 16 tiles that splits K, of one group", i, e->key);
+            BAD("catalog entry %zu (%s): an input-tile kernel that is not a one-stage 1D or 2D gather fprop of 128 x N "
+                "x 16 tiles, dgrad of 64 or 128 x N x 16 (N of whole n8 atoms, at most 64) or wgrad of 32 or 64 x N x 16 "
+                "tiles that splits K, of one group", i, e->key);
     }
     /* The slices of a tile meet in a cluster only in the sm90a TMA wgrad kernels that have the code:
      * coop or pingpong tiles of 1x1 clusters that split K. */

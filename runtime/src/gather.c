@@ -77,23 +77,25 @@ static const double TILE_SCALE[3] = {2.3, 2.0, 2.8};
 #define TILE_COPY_US 0.000164
 #define TILE_OUTPUT_US 0.00017
 #define TILE_START_US 4.0
-/* The input-tile wgrad and dgrad kernels' terms, each op its own: per m16n8k16 MMA of the busiest warp,
- * per copied element (wgrad: input tile elements and dy chunks; dgrad: dy chunks), per tap an output
- * sums (dgrad), per block (its copies' wait and barriers), per pass of a block past its first (dgrad:
- * a barrier and its outputs' first taps again) and a launch's start.  Least squares on the log of the
- * time, every input-tile kernel on every row of bench/stem_rows.txt (H100; wgrad bf16 and fp16, 224
- * (row, kernel) pairs, measured over modelled 0.79-1.25; dgrad bf16, 42 pairs, 0.70-1.43), where the
- * terms of the fprop kernels had modelled them at 0.3-0.5 of their time. */
+/* The input-tile wgrad kernels' terms: per m16n8k16 MMA of the busiest warp, per copied element (input
+ * tile elements and dy chunks), per block (its copies' wait and barriers) and a launch's start.  Least
+ * squares on the log of the time, every input-tile wgrad kernel on every row of bench/stem_rows.txt
+ * (H100, bf16 and fp16, 224 (row, kernel) pairs, measured over modelled 0.79-1.25), where the terms of
+ * the fprop kernels had modelled them at 0.3-0.5 of their time. */
 #define TILE_WGRAD_MMA_US 0.00242
 #define TILE_WGRAD_COPY_US 0.000261
 #define TILE_WGRAD_BLOCK_US 0.141
 #define TILE_WGRAD_START_US 5.66
-#define TILE_DGRAD_MMA_US 0.0053
-#define TILE_DGRAD_COPY_US 0.000067
-#define TILE_DGRAD_SUM_US 0.0003
-#define TILE_DGRAD_BLOCK_US 0.626
-#define TILE_DGRAD_PASS_US 0.652
-#define TILE_DGRAD_START_US 7.97
+/* The input-tile dgrad kernels' terms (the stride phases side by side): per MMA of a warp (with its
+ * ldmatrix), per copied dy chunk (the copy waits for all of them), per stored output, per block and a
+ * launch's start.  Least squares on the log of the time, every input-tile dgrad kernel on every row of
+ * bench/stem_rows.txt it runs (H100, bf16, 131 (row, kernel) pairs, measured over modelled 0.79-1.59;
+ * each row's fastest kernel ranked first among them). */
+#define TILE_DGRAD_MMA_US 0.00582
+#define TILE_DGRAD_COPY_US 0.00107
+#define TILE_DGRAD_STORE_US 0.000143
+#define TILE_DGRAD_BLOCK_US 0.233
+#define TILE_DGRAD_START_US 7.42
 
 /* CTAs one SM holds at once of a kernel of `smem` bytes of shared memory: by threads, registers
  * (ptxas's count, in the index) and shared memory. */
@@ -116,17 +118,18 @@ static int resident_ctas(const cvc_entry *e)
 /* ---- input-tile kernels (flag INPUT_TILE) ---------------------------------------------------- */
 
 /* A block's geometry: tile_cp channels a tile pixel (fprop: C <= 2: 2, else 4; dgrad, wgrad: C),
- * the (tap, channel) columns padded (fprop: to tile K; dgrad, wgrad: to 8, an n8 atom), block_q
- * columns of the block's pixels (fprop, dgrad: tile M; wgrad: CVC_TILE_WGRAD_BLOCK_PIXELS; a 1D
- * problem: all of them, one row; 2D: a power of two from 8, the fewest blocks, then the smallest
- * tile), the rows and columns of its input tile (dgrad: of its dy region), and the shared memory:
- * fprop the filter block's rows (16 bytes past a multiple of 32), the tap table and the input tile;
- * wgrad the block's dy rows and the input tile; dgrad the filters, the dy region and col.  dgrad
- * computes col in passes over bands of pass_rows filter rows, pass_cols (tap, channel) columns each
- * (padded to 8, at most the tile's N; 0 where one filter row's S x C columns pass it); its kp is
- * every pass's columns, the filter rows it stages. */
+ * the columns padded (fprop: (tap, channel), to tile K; wgrad: (tap, channel), to 8, an n8 atom;
+ * dgrad: the stride phases' channels, to 8), block_q columns of the block (fprop: pixels, tile M;
+ * wgrad: pixels, CVC_TILE_WGRAD_BLOCK_PIXELS; dgrad: positions, tile M; a 1D problem: all of them,
+ * one row; 2D: a power of two from 8, the fewest blocks (dgrad: blocks x (tile M + region pixels)),
+ * then the smallest tile), the rows and columns
+ * of its input tile (dgrad: of its dy region), and the shared memory: fprop the filter block's rows
+ * (16 bytes past a multiple of 32), the tap table and the input tile; wgrad the block's dy rows and
+ * the input tile; dgrad the filters at every offset and the dy region.  dgrad's positions and offsets
+ * along each axis: position u = (x + pad) / stride of dx coordinate x, positions[] of them; offsets[]
+ * = (R - 1) dil / stride + 1, the dy pixels u, u - 1, ... whose taps reach it. */
 typedef struct tile_geometry {
-    int cp, block_q, blocks[2], rows, cols, pass_rows, pass_cols;
+    int cp, block_q, blocks[2], rows, cols, positions[2], offsets[2];
     int64_t kp, smem;   /* 64-bit: the rules refuse what does not fit the kernel's shared memory */
 } tile_geometry;
 
@@ -141,39 +144,40 @@ static tile_geometry tile_geometry_of(const cvc_entry *e, const cvc_view *v)
     const convcat_problem *p = &v->p;
     const bool wgrad = e->k.op == CONVCAT_WGRAD, dgrad = e->k.op == CONVCAT_DGRAD;
     const int eb = v->a_bytes, bm = wgrad ? CVC_TILE_WGRAD_BLOCK_PIXELS : e->k.tile_m;
-    const int *grid = dgrad ? v->in : v->out;   /* the pixels the blocks cover: dx, or the output */
     tile_geometry t = {0};
     t.cp = wgrad || dgrad ? p->c : p->c <= 2 ? 2 : CVC_TILE_MAX_CHANNELS;
     const int pad_to = wgrad || dgrad ? 8 : e->k.tile_k;
-    t.kp = cvc_ceil_div(clamp32((double)v->taps) * t.cp, pad_to) * pad_to;
-    int64_t best_blocks = INT64_MAX, best_pixels = INT64_MAX;
+    const double columns = dgrad ? (double)p->stride[1] * p->stride[2] * t.cp : (double)v->taps * t.cp;
+    t.kp = cvc_ceil_div(clamp32(columns), pad_to) * pad_to;
+    int grid[3] = {v->out[0], v->out[1], v->out[2]};   /* the pixels (dgrad: positions) the blocks cover */
+    if (dgrad)
+        for (int a = 1; a < 3; ++a) {
+            t.positions[a - 1] = grid[a] = (v->in[a] - 1 + p->pad_lo[a]) / p->stride[a] + 1;
+            t.offsets[a - 1] = (int)clamp32((double)v->reach[a] / p->stride[a] + 1);
+        }
+    int64_t best_cost = INT64_MAX, best_pixels = INT64_MAX;
     for (int bq = e->k.dims == 1 ? bm : 8; bq <= bm; bq *= 2) {
         const int bp = bm / bq;
         const int64_t blocks = cvc_ceil_div(grid[1], bp) * cvc_ceil_div(grid[2], bq);
-        /* fprop, wgrad: the input pixels the block's windows read; dgrad: the dy pixels whose taps reach it */
-        const int64_t rows = dgrad ? clamp32(floor(((double)bp - 1 + (double)v->reach[1]) / p->stride[1]) + 1)
+        /* fprop, wgrad: the input pixels the block's windows read; dgrad: the dy pixels its positions read */
+        const int64_t rows = dgrad ? (int64_t)bp + t.offsets[0] - 1
                                    : clamp32((double)(bp - 1) * p->stride[1] + (double)v->reach[1] + 1);
-        const int64_t cols = dgrad ? clamp32(floor(((double)bq - 1 + (double)v->reach[2]) / p->stride[2]) + 1)
+        const int64_t cols = dgrad ? (int64_t)bq + t.offsets[1] - 1
                                    : clamp32((double)(bq - 1) * p->stride[2] + (double)v->reach[2] + 1);
-        if (blocks < best_blocks || (blocks == best_blocks && rows * cols < best_pixels)) {
-            best_blocks = blocks, best_pixels = rows * cols;
+        /* dgrad: the fewest positions and region pixels in all (every block runs tile M positions' MMAs) */
+        const int64_t cost = dgrad ? blocks * (bm + rows * cols) : blocks;
+        if (cost < best_cost || (cost == best_cost && rows * cols < best_pixels)) {
+            best_cost = cost, best_pixels = rows * cols;
             t.block_q = bq;
             t.blocks[0] = (int)cvc_ceil_div(grid[1], bp), t.blocks[1] = (int)cvc_ceil_div(grid[2], bq);
             t.rows = (int)rows, t.cols = (int)cols;
         }
     }
     double staged;
-    if (dgrad) {   /* the filters and the dy region in rows of K (padded to 16), and a pass's col */
-        const int64_t row_cols = clamp32((double)v->filt[2] * t.cp);   /* a filter row's (tap, channel) columns */
-        if (row_cols > e->k.tile_n)
-            return t;   /* refused: pass_rows 0 */
-        const int64_t fit = e->k.tile_n / row_cols;   /* the filter rows the tile's N holds */
-        t.pass_rows = (int)(fit < v->filt[1] ? fit : v->filt[1]);
-        t.pass_cols = (int)cvc_ceil_div(t.pass_rows * row_cols, 8) * 8;
-        t.kp = cvc_ceil_div(v->filt[1], t.pass_rows) * t.pass_cols;
-        const double kp16 = (double)cvc_ceil_div(p->k, 16) * 16, region = (double)cvc_ceil_div((int64_t)t.rows * t.cols, 16) * 16;
-        staged = ((double)t.kp + region) * CVC_TILE_DGRAD_ROW_BYTES(kp16, eb) +
-                 region * CVC_TILE_DGRAD_COL_FLOATS((double)t.pass_cols) * sizeof(float);
+    if (dgrad) {   /* the filters at every offset and the dy region, rows of K (padded to 16) */
+        const double kp16 = (double)cvc_ceil_div(p->k, 16) * 16;
+        staged = (CVC_TILE_DGRAD_FILTER_ROWS((double)t.offsets[0] * t.offsets[1], (double)t.kp, e->k.tile_n) +
+                  (double)t.rows * t.cols) * CVC_TILE_DGRAD_ROW_BYTES(kp16, eb);
         t.smem = clamp32(staged);
         return t;
     }
@@ -192,16 +196,16 @@ static convcat_status tile_rules(const cvc_entry *e, const cvc_view *v, char *wh
         return CONVCAT_ERR_UNSUPPORTED;
     }
     const tile_geometry t = tile_geometry_of(e, v);
-    if (e->k.op == CONVCAT_DGRAD && t.pass_rows == 0) {
-        cvc_say(why, n, "a filter row of %d taps x %d channels: more (tap, channel) columns than this dgrad "
-                "kernel's %d", v->filt[2], p->c, e->k.tile_n);
+    if (e->k.op == CONVCAT_DGRAD && t.kp > e->k.tile_n) {
+        cvc_say(why, n, "strides (%d, %d) x %d channels: %lld stride phase columns, more than this dgrad kernel's %d",
+                p->stride[1], p->stride[2], p->c, (long long)t.kp, e->k.tile_n);
         return CONVCAT_ERR_UNSUPPORTED;
     }
     if (t.smem > e->smem_bytes) {
         if (e->k.op == CONVCAT_DGRAD)
-            cvc_say(why, n, "K = %d filters of %lld taps x %d channels at strides (%d, %d): the filters, a block's dy "
-                    "region and its sums take %lld bytes of shared memory, more than this kernel's %d", p->k,
-                    (long long)v->taps, p->c, p->stride[1], p->stride[2], (long long)t.smem, e->smem_bytes);
+            cvc_say(why, n, "K = %d filters at %d x %d dy offsets: the filters and a block's dy region take %lld bytes "
+                    "of shared memory, more than this kernel's %d", p->k, t.offsets[0], t.offsets[1],
+                    (long long)t.smem, e->smem_bytes);
         else
             cvc_say(why, n, "a %d x %d x %d filter at dilation (%d, %d) and strides (%d, %d): %s and input tile "
                     "take %lld bytes of shared memory, more than this kernel's %d", v->filt[0], v->filt[1], v->filt[2],
@@ -238,7 +242,7 @@ static cvc_gather_params tile_params(const cvc_view *v, const tile_geometry *t)
     g.blocks[0] = t->blocks[0], g.blocks[1] = t->blocks[1];
     g.tile_ext[0] = t->rows, g.tile_ext[1] = t->cols;
     g.tile_cp = t->cp, g.tile_kp = (int32_t)t->kp;
-    g.tile_pass[0] = t->pass_rows, g.tile_pass[1] = t->pass_cols;
+    g.tile_pass[0] = t->offsets[0], g.tile_pass[1] = t->offsets[1];
     return g;
 }
 
@@ -287,17 +291,16 @@ static void tile_fprop_grid(const cvc_entry *e, const cvc_view *v, int sms, cons
     out->l[0].grid = (unsigned)(items < slots ? items : slots);
 }
 
-/* An input-tile dgrad launch's GEMM and grid: persistent over the blocks of dx pixels. */
+/* An input-tile dgrad launch's GEMM and grid: persistent over the blocks of positions. */
 static void tile_dgrad_grid(const cvc_entry *e, const cvc_view *v, int sms, const tile_geometry *t,
                             cvc_gather_params *g, cvc_launches *out)
 {
     const convcat_problem *p = &v->p;
     g->src_c = p->k;   /* dy, the gathered activations */
-    for (int a = 0; a < 3; ++a) {
+    for (int a = 0; a < 3; ++a)
         g->src_ext[a] = v->out[a], g->grid_ext[a] = v->in[a];
-        g->tap_step[a] = p->stride[a] / cvc_gcd(p->stride[a], p->dilation[a]);   /* as a stride phase's (tma.c) */
-    }
-    g->gemm_m = (int32_t)v->in_pixels, g->gemm_n = (int32_t)t->kp, g->gemm_k = (int32_t)(cvc_ceil_div(p->k, 16) * 16);
+    g->gemm_m = (int32_t)((int64_t)p->n * t->positions[0] * t->positions[1]), g->gemm_n = (int32_t)t->kp;
+    g->gemm_k = (int32_t)(cvc_ceil_div(p->k, 16) * 16);
     g->ldy = p->c;
     g->vec_a = tile_dy_vec(p);
     g->tiles_m = (int32_t)((int64_t)p->n * t->blocks[0] * t->blocks[1]);
@@ -352,22 +355,19 @@ static double tile_wgrad_us(const cvc_entry *e, const cvc_view *v, int sms, cons
 }
 
 /* The model's time of an input-tile dgrad launch: per SM its blocks one after the other, each the dy
- * region's copy (16-byte chunks), its passes' MMAs (the busiest warp's, a quarter of the columns of
- * every m16 atom, at a quarter of the SM's rate), its outputs' sums (a tap each of those that reach a
- * pixel), a fixed cost and one a pass past the first, and the tensors' DRAM traffic. */
+ * region's copy (16-byte chunks), its MMAs (a warp's, its quarter of the positions by every column at
+ * every offset, at a quarter of the SM's rate), its outputs' stores and a fixed cost, and the tensors'
+ * DRAM traffic. */
 static double tile_dgrad_us(const cvc_entry *e, const cvc_view *v, int sms, const cvc_launches *ls)
 {
     const cvc_gather_params *g = &ls->l[0].u.g;
     const convcat_problem *p = &v->p;
-    const int64_t region = cvc_ceil_div((int64_t)g->tile_ext[0] * g->tile_ext[1], 16);   /* m16 atoms */
-    const int64_t warp_atoms = e->k.tile_n / 32, live = g->tile_pass[1] / 8;   /* n8 atoms: a warp's, a pass's */
-    const int64_t passes = g->tile_kp / g->tile_pass[1];
-    const double mmas = (double)passes * region * 4 * (live < warp_atoms ? live : warp_atoms) * (g->gemm_k / 16);
-    const double copies = (double)region * 16 * g->gemm_k / (g->vec_a == 8 ? 8 : 1);
-    const double reaching = (double)v->taps / ((double)p->stride[1] * p->stride[2]);   /* taps an output sums */
-    const double sums = (double)e->k.tile_m * p->c * (reaching > 1 ? reaching : 1);
-    const double block_us = mmas * TILE_DGRAD_MMA_US + copies * TILE_DGRAD_COPY_US + sums * TILE_DGRAD_SUM_US +
-                            TILE_DGRAD_BLOCK_US + (double)(passes - 1) * TILE_DGRAD_PASS_US;
+    const double mmas = (double)e->k.tile_m / 64 * (e->k.tile_n / 8) * g->tile_pass[0] * g->tile_pass[1] *
+                        (g->gemm_k / 16);
+    const double copies = (double)g->tile_ext[0] * g->tile_ext[1] * g->gemm_k / (g->vec_a == 8 ? 8 : 1);
+    const double stores = (double)e->k.tile_m * p->stride[1] * p->stride[2] * p->c;
+    const double block_us = mmas * TILE_DGRAD_MMA_US + copies * TILE_DGRAD_COPY_US + stores * TILE_DGRAD_STORE_US +
+                            TILE_DGRAD_BLOCK_US;
     const double us = ceil((double)g->tiles_m / (sms > 0 ? sms : 1)) * block_us;
     const double bytes = (double)v->pixels * p->k * v->a_bytes + cvc_filter_bytes(v) +
                          (double)v->in_pixels * p->c * v->out_bytes;

@@ -62,6 +62,9 @@
  * ABI 19: cvc_gather_params gains tile_pass (input-tile dgrad: col computed in passes over bands of
  * filter rows); a runtime of ABI 18 would leave it zero, and the kernels divide by it.
  *
+ * ABI 20: the input-tile dgrad kernels run the stride phases side by side: tile_pass becomes the dy
+ * offsets along each axis, tile_kp the phases' columns, blocks count positions, not dx pixels.
+ *
  * Dynamic-cluster kernels (sm100a, keys ..._cMxNfMxN_...) take two more
  * parameters after p, the A and B maps of the fallback cluster shape
  * (const __grid_constant__ CUtensorMap tmap_a_fb, tmap_b_fb), read when the
@@ -74,7 +77,7 @@
 
 #include <stdint.h>
 
-#define CONVCAT_KERNEL_ABI 19
+#define CONVCAT_KERNEL_ABI 20
 
 /* A CUtensorMap (cuda.h) without including cuda.h: 128 opaque bytes, 128-B
  * aligned (CUDA 13's definition), so that the kernels need no cuda.h. */
@@ -195,10 +198,12 @@ typedef struct cvc_gather_params {
      * (tap, channel), is padded to a multiple of tile K.  The grid is persistent: CTA b takes work
      * items b, b + grid, ..., item i block i / tiles_n of filter block i % tiles_n (the grid a multiple
      * of tiles_n, so that a CTA keeps its filters).
-     * dgrad (tile_cp = C): tiles_m counts blocks of tile-M dx pixels (grid_ext: dx; src_ext: dy, whose
-     * region a block reads is tile_ext[0] x tile_ext[1] pixels of K = kg filters); gemm_k is K padded
-     * to 16; tap_step, along each axis, stride / gcd(stride, dil).  The grid is persistent over the
-     * blocks.
+     * dgrad (tile_cp = C): along each axis dx coordinate x is position (x + pad) / stride, phase
+     * (x + pad) % stride; tiles_m counts blocks of tile-M positions (rows x block_q columns; grid_ext:
+     * dx; src_ext: dy, whose region a block reads is tile_ext[0] x tile_ext[1] pixels of K = kg
+     * filters); gemm_k is K padded to 16; tile_kp, the phases' columns stride_h x stride_w x C padded
+     * to 8 (at most tile N); tile_pass, the dy offsets along each axis, (R - 1) dil / stride + 1.  The
+     * grid is persistent over the blocks.
      * wgrad (tile_cp = C): tiles_m counts blocks of tile-M filters, tiles_n blocks of tile-N columns
      * (tile_kp a multiple of 8); a block is CVC_TILE_WGRAD_BLOCK_PIXELS pixels, the GEMM's K.  CTA b
      * takes column block b % tiles_n of filter block (b / tiles_n) % tiles_m, and slice
@@ -208,8 +213,7 @@ typedef struct cvc_gather_params {
     int32_t blocks[2];                /* blocks along P (rows) and Q (columns) */
     int32_t tile_ext[2];
     int32_t tile_cp, tile_kp;
-    int32_t tile_pass[2];             /* input-tile dgrad: filter rows and (tap, channel) columns (padded
-                                       * to 8) of one pass of col; tile_kp: every pass's columns */
+    int32_t tile_pass[2];             /* input-tile dgrad: dy offsets along rows and columns */
 } cvc_gather_params;
 
 /* An input-tile kernel's shared memory, in this order: tile N filter rows of tile_kp elements of eb
@@ -225,13 +229,13 @@ typedef struct cvc_gather_params {
  * tile_cp elements. */
 #define CVC_TILE_DY_ROW_BYTES(bm, eb) ((bm) * (eb) + 16)
 
-/* An input-tile dgrad kernel's shared memory: the filters as tile_kp rows of (tap, channel), pass by
- * pass (tile_pass[1] rows a pass), K filters padded to 16 (gemm_k) each, a row 16 bytes past a
- * multiple of 32 (ldmatrix's eight rows in distinct banks); the block's dy region, tile_ext[0] x
- * tile_ext[1] pixels padded to 16, rows of the same length; then col, a row of tile_pass[1] + 4
- * floats for each region pixel. */
+/* An input-tile dgrad kernel's shared memory: the filters as rows of (offset, column), tile_kp columns
+ * an offset, and tile N - tile_kp rows of zeros after the last (a warp reads tile N columns at every
+ * offset; those past tile_kp are discarded), K filters padded to 16 (gemm_k) each, a row 16 bytes past
+ * a multiple of 32 (ldmatrix's eight rows in distinct banks); then the block's dy region, tile_ext[0] x
+ * tile_ext[1] pixels, rows of the same length. */
 #define CVC_TILE_DGRAD_ROW_BYTES(kp, eb) (((kp) + 8) * (eb))
-#define CVC_TILE_DGRAD_COL_FLOATS(n) ((n) + 4)
+#define CVC_TILE_DGRAD_FILTER_ROWS(offsets, kp, bn) ((offsets) * (kp) + (bn) - (kp))
 
 /* ---- the direct family (templates/direct_conv.cu.j2) ----------------------------------
  * Depthwise convolution (c = 1 channel per group, `mult` = K / C filters per group) on CUDA
