@@ -2550,6 +2550,20 @@ static void test_input_tile_dgrad(void)
     CU_ASSERT_TRUE(ls.l[0].u.g.tile_pass[0] == 7 && ls.l[0].u.g.tile_pass[1] == 7);
     free(ls.l);
     p.dilation[1] = p.dilation[2] = 1, p.pad_lo[1] = p.pad_hi[1] = p.pad_lo[2] = p.pad_hi[2] = 3;
+    /* wav2vec2's front end (1D, C = 1, K = 512, 10 taps at stride 5): 5 phase columns, 2 dy offsets; one
+     * row of 64 positions reads 65 dy pixels of 1040-byte rows, 128 positions would take 150800 bytes */
+    const cvc_entry w64 = unit_entry("sm90a_dgrad_1d_bf16_bf16_f32_bf16_64x8x16_s1_c1x1_gather");
+    const cvc_entry w128 = unit_entry("sm90a_dgrad_1d_bf16_bf16_f32_bf16_128x8x16_s1_c1x1_gather");
+    convcat_problem wave = unit_problem(CONVCAT_DGRAD, 1, CONVCAT_BF16, CONVCAT_BF16);
+    wave.n = 8, wave.w = 64000, wave.c = 1, wave.k = 512, wave.s = 10, wave.stride[2] = 5;
+    wave.pad_lo[2] = wave.pad_hi[2] = 0;
+    REFUSE(w128, wave, "K = 512 filters at 1 x 2 dy offsets: the filters and a block's dy region take 150800 bytes");
+    CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&w64, unit_view(&wave), 132, &ls), CONVCAT_OK);
+    g = &ls.l[0].u.g;
+    CU_ASSERT_TRUE(g->tile_kp == 8 && g->tile_pass[0] == 1 && g->tile_pass[1] == 2 && g->block_q == 64);
+    CU_ASSERT_TRUE(g->blocks[0] == 1 && g->blocks[1] == 200 && g->tile_ext[0] == 1 && g->tile_ext[1] == 65);
+    CU_ASSERT_EQUAL(ls.l[0].smem, (2u * 8 + 65) * (512 + 8) * 2);
+    free(ls.l);
     /* its price is its own: below the pipelined gather kernels' phases on the stem */
     const cvc_entry pipelined = unit_entry("sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x8x32_s4_c1x1_gather");
     CU_ASSERT_TRUE(cvc_predict_us(&e, unit_view(&p), 132) < 0.9 * cvc_predict_us(&pipelined, unit_view(&p), 132));
