@@ -2522,6 +2522,7 @@ static void test_input_tile_dgrad(void)
     BOTH(e, p, stride[2], 2, 3, "strides (2, 3) x 3 channels: 24 stride phase columns, more than this dgrad kernel's 16");
     convcat_problem big = p;   /* K = 1024 filters: the filters at 16 offsets and the region, rows of 2064 bytes */
     BOTH(e, big, k, 96, 1024, "the filters and a block's dy region take");
+    BOTH(e, p, pad_lo[1], 3, 1 << 27, "blocks of positions: more than this kernel's 2^31 - 1 work items");
     cvc_launches ls;
     CU_ASSERT_EQUAL_FATAL(cvc_gather_launches(&e, unit_view(&p), 132, &ls), CONVCAT_OK);
     CU_ASSERT_TRUE(ls.count == 1 && !ls.workspace_bytes && !ls.reduce_grid);

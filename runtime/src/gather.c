@@ -152,10 +152,11 @@ static tile_geometry tile_geometry_of(const cvc_entry *e, const cvc_view *v)
     int grid[3] = {v->out[0], v->out[1], v->out[2]};   /* the pixels (dgrad: positions) the blocks cover */
     if (dgrad)
         for (int a = 1; a < 3; ++a) {
-            t.positions[a - 1] = grid[a] = (v->in[a] - 1 + p->pad_lo[a]) / p->stride[a] + 1;
+            t.positions[a - 1] = grid[a] = (int)clamp32(floor(((double)v->in[a] - 1 + p->pad_lo[a]) / p->stride[a]) + 1);
             t.offsets[a - 1] = (int)clamp32((double)v->reach[a] / p->stride[a] + 1);
         }
-    int64_t best_cost = INT64_MAX, best_pixels = INT64_MAX;
+    double best_cost = INFINITY;
+    int64_t best_pixels = INT64_MAX;
     for (int bq = e->k.dims == 1 ? bm : 8; bq <= bm; bq *= 2) {
         const int bp = bm / bq;
         const int64_t blocks = cvc_ceil_div(grid[1], bp) * cvc_ceil_div(grid[2], bq);
@@ -165,7 +166,7 @@ static tile_geometry tile_geometry_of(const cvc_entry *e, const cvc_view *v)
         const int64_t cols = dgrad ? (int64_t)bq + t.offsets[1] - 1
                                    : clamp32((double)(bq - 1) * p->stride[2] + (double)v->reach[2] + 1);
         /* dgrad: the fewest positions and region pixels in all (every block runs tile M positions' MMAs) */
-        const int64_t cost = dgrad ? blocks * (bm + rows * cols) : blocks;
+        const double cost = dgrad ? (double)blocks * (bm + (double)rows * cols) : (double)blocks;
         if (cost < best_cost || (cost == best_cost && rows * cols < best_pixels)) {
             best_cost = cost, best_pixels = rows * cols;
             t.block_q = bq;
@@ -196,6 +197,12 @@ static convcat_status tile_rules(const cvc_entry *e, const cvc_view *v, char *wh
         return CONVCAT_ERR_UNSUPPORTED;
     }
     const tile_geometry t = tile_geometry_of(e, v);
+    const double blocks = (double)p->n * t.blocks[0] * t.blocks[1];   /* a launch's work items: 32-bit */
+    if (blocks > INT32_MAX) {
+        cvc_say(why, n, "%.0f blocks of %s: more than this kernel's 2^31 - 1 work items", blocks,
+                e->k.op == CONVCAT_DGRAD ? "positions" : "pixels");
+        return CONVCAT_ERR_UNSUPPORTED;
+    }
     if (e->k.op == CONVCAT_DGRAD && t.kp > e->k.tile_n) {
         cvc_say(why, n, "strides (%d, %d) x %d channels: %lld stride phase columns, more than this dgrad kernel's %d",
                 p->stride[1], p->stride[2], p->c, (long long)t.kp, e->k.tile_n);
@@ -299,7 +306,7 @@ static void tile_dgrad_grid(const cvc_entry *e, const cvc_view *v, int sms, cons
     g->src_c = p->k;   /* dy, the gathered activations */
     for (int a = 0; a < 3; ++a)
         g->src_ext[a] = v->out[a], g->grid_ext[a] = v->in[a];
-    g->gemm_m = (int32_t)((int64_t)p->n * t->positions[0] * t->positions[1]), g->gemm_n = (int32_t)t->kp;
+    g->gemm_m = (int32_t)clamp32((double)p->n * t->positions[0] * t->positions[1]), g->gemm_n = (int32_t)t->kp;
     g->gemm_k = (int32_t)(cvc_ceil_div(p->k, 16) * 16);
     g->ldy = p->c;
     g->vec_a = tile_dy_vec(p);
