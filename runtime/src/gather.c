@@ -122,14 +122,13 @@ static int resident_ctas(const cvc_entry *e)
  * dgrad: the stride phases' channels, to 8), block_q columns of the block (fprop: pixels, tile M;
  * wgrad: pixels, CVC_TILE_WGRAD_BLOCK_PIXELS; dgrad: positions, tile M; a 1D problem: all of them,
  * one row; 2D: a power of two from 8, the fewest blocks (dgrad: blocks x (tile M + region pixels)),
- * then the smallest tile), the rows and columns
- * of its input tile (dgrad: of its dy region), and the shared memory: fprop the filter block's rows
- * (16 bytes past a multiple of 32), the tap table and the input tile; wgrad the block's dy rows and
- * the input tile; dgrad the filters at every offset and the dy region.  dgrad's positions and offsets
- * along each axis: position u = (x + pad) / stride of dx coordinate x, positions[] of them; offsets[]
- * = (R - 1) dil / stride + 1, the dy pixels u, u - 1, ... whose taps reach it. */
+ * then the smallest tile), the rows and columns of its input tile (dgrad: of its dy region), and the
+ * shared memory: fprop the filter block's rows (16 bytes past a multiple of 32), the tap table and the
+ * input tile; wgrad the block's dy rows and the input tile; dgrad the filters at every offset and the
+ * dy region.  dgrad's blocks cover positions: along each axis, u = (x + pad) / stride of dx coordinate
+ * x; offsets[] = (R - 1) dil / stride + 1, the dy pixels u, u - 1, ... whose taps reach it. */
 typedef struct tile_geometry {
-    int cp, block_q, blocks[2], rows, cols, positions[2], offsets[2];
+    int cp, block_q, blocks[2], rows, cols, offsets[2];
     int64_t kp, smem;   /* 64-bit: the rules refuse what does not fit the kernel's shared memory */
 } tile_geometry;
 
@@ -152,7 +151,7 @@ static tile_geometry tile_geometry_of(const cvc_entry *e, const cvc_view *v)
     int grid[3] = {v->out[0], v->out[1], v->out[2]};   /* the pixels (dgrad: positions) the blocks cover */
     if (dgrad)
         for (int a = 1; a < 3; ++a) {
-            t.positions[a - 1] = grid[a] = (int)clamp32(floor(((double)v->in[a] - 1 + p->pad_lo[a]) / p->stride[a]) + 1);
+            grid[a] = (int)clamp32(floor(((double)v->in[a] - 1 + p->pad_lo[a]) / p->stride[a]) + 1);
             t.offsets[a - 1] = (int)clamp32((double)v->reach[a] / p->stride[a] + 1);
         }
     double best_cost = INFINITY;
@@ -298,7 +297,8 @@ static void tile_fprop_grid(const cvc_entry *e, const cvc_view *v, int sms, cons
     out->l[0].grid = (unsigned)(items < slots ? items : slots);
 }
 
-/* An input-tile dgrad launch's GEMM and grid: persistent over the blocks of positions. */
+/* An input-tile dgrad launch's grid: persistent over the blocks of positions (the kernel reads gemm_k,
+ * K padded to 16; its GEMM's M and N are the blocks' positions and tile_kp). */
 static void tile_dgrad_grid(const cvc_entry *e, const cvc_view *v, int sms, const tile_geometry *t,
                             cvc_gather_params *g, cvc_launches *out)
 {
@@ -306,7 +306,6 @@ static void tile_dgrad_grid(const cvc_entry *e, const cvc_view *v, int sms, cons
     g->src_c = p->k;   /* dy, the gathered activations */
     for (int a = 0; a < 3; ++a)
         g->src_ext[a] = v->out[a], g->grid_ext[a] = v->in[a];
-    g->gemm_m = (int32_t)clamp32((double)p->n * t->positions[0] * t->positions[1]), g->gemm_n = (int32_t)t->kp;
     g->gemm_k = (int32_t)(cvc_ceil_div(p->k, 16) * 16);
     g->ldy = p->c;
     g->vec_a = tile_dy_vec(p);
