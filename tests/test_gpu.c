@@ -960,12 +960,28 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
     return check_op(index, e, sh, groups, no, e->op);
 }
 
+/* Direct kernels' chained runs: depthwise 3-wide filters over C == K == 256 channels, large enough
+ * that every CTA runs several blocks, so that the second kernel launches (once every CTA of the first
+ * is on its last block) while the first still computes. */
+static const shape direct_chained[3] = {P1(8, 3136, 256, 256, 3, 1, 1, 1, 1),
+                                        P2(4, 56, 56, 256, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),
+                                        P3(2, 4, 28, 28, 256, 256, 3, 3, 3, 1, 1, 1)};
+
 /* Two runs chained on one stream, the second reading the first's output (fprop, C == K): the
- * second must wait for the first (sm90a launches with programmatic dependent launch). */
+ * second must wait for the first (sm90a launches with programmatic dependent launch).  Direct
+ * kernels run a depthwise problem (groups = C). */
+/* ... and the input-tile kernels' (few channels: C == K == 4). */
+static const shape tile_chained[2] = {P1(8, 12544, 4, 4, 3, 1, 1, 1, 1),
+                                      P2(8, 112, 112, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)};
+
 static void check_chained(size_t index, const convcat_entry_info *e)
 {
-    const shape sh = chained_shape(e);
-    const convcat_problem p = entry_problem(e, &sh);
+    const bool direct = e->family == CONVCAT_FAMILY_DIRECT;
+    const bool tile = e->family == CONVCAT_FAMILY_GATHER && e->stages == 1;
+    const shape sh = direct ? direct_chained[e->dims - 1] : tile ? tile_chained[e->dims - 1] : chained_shape(e);
+    convcat_problem p = entry_problem(e, &sh);
+    if (direct)
+        p.groups = p.c;
     const unsigned seed = base_seed + (unsigned)(index * 131 + 300);
     cvc_verify v;
     int first_passed = 0;
@@ -1207,6 +1223,8 @@ static void test_kernel(void)
         CU_ASSERT_TRUE(ran >= 3);
         const int small = run_grouped(index, &e, &small_groups[e.dims - 1], 450, group_ran[e.op][e.dims - 1][e.a_type & 7]);
         printf("(%d small-group problems run) ", small);
+        if (e.op == CONVCAT_FPROP && e.a_type == e.out_type)
+            check_chained(index, &e);
         return;
     }
     if (e.family == CONVCAT_FAMILY_GATHER && e.stages == 1) {   /* input tile: few-channel problems only (1000..) */
@@ -1219,6 +1237,8 @@ static void test_kernel(void)
             printf("\n  %s ran %d of its %zu few-channel problems (%d refused by design)", key, ran, l->count, skipped);
         }
         CU_ASSERT_TRUE(ran + skipped == (int)l->count && ran >= 3);
+        if (e.op == CONVCAT_FPROP && e.a_type == e.out_type)
+            check_chained(index, &e);
         return;
     }
     for (size_t i = 0; i < set->count; ++i)

@@ -345,7 +345,9 @@ def capabilities(key: space.Key) -> dict:
     from . import index
     cfg = derive(key)
     unstaged_wgrad = key.op == "wgrad" and not staged(key)
-    return dict(family="direct", flags=("SPLITS_K",) if key.op == "wgrad" else ("TMA_TILE",) if tma_tile(key) else (),
+    flags = (("SPLITS_K",) if key.op == "wgrad" else ("TMA_TILE",) if tma_tile(key) else ()) + \
+        (("CHAINED",) if space.chained(key) else ())
+    return dict(family="direct", flags=flags,
                 acc_regs=0, wg_n=0, mma_n=0,
                 c_align=1, k_align=1, max_stride=0, groups_mode="depthwise",
                 group_c_mask=sum(1 << (c.bit_length() - 1) for c in group_widths(key)),
@@ -365,12 +367,13 @@ def context(key: space.Key) -> dict:
     if staged(key) and key.op == "wgrad":
         return dict(key=key.name(), op=key.op, ab=key.a, t=t, eb=eb, bp=key.tile_m, bq=key.tile_n, bc=key.tile_k,
                     vec=cfg.vec, lanes=cfg.lanes, threads=cfg.threads, min_ctas=cfg.min_ctas, pix=cfg.pixel_bytes,
-                    stages=key.stages, seg=STAGED_SEG, rows=[dict(s=s, st=st) for s, st in STAGED_ROWS])
+                    stages=key.stages, seg=STAGED_SEG, rows=[dict(s=s, st=st) for s, st in STAGED_ROWS],
+                    chained=space.chained(key))
     if staged(key):
         return dict(key=key.name(), op=key.op, ab=key.a, t=t, eb=eb, bp=key.tile_m, bq=key.tile_n, bc=key.tile_k,
                     vec=cfg.vec, strip=cfg.strip, lanes=cfg.lanes, threads=cfg.threads, min_ctas=cfg.min_ctas,
                     pix=cfg.pixel_bytes, stages=key.stages, tma=tma_tile(key),
-                    rows=staged_rows(cfg))
+                    rows=staged_rows(cfg), chained=space.chained(key))
     fast = fast_rows(cfg.vec, FAST) if key.op != "wgrad" else []
     col = dict(rows=col_rows(key)) if col_rows(key) else None
     phased = key.op == "dgrad" and key.arch in PHASED_ARCHES
@@ -385,4 +388,4 @@ def context(key: space.Key) -> dict:
                 groups=[dict(cg=c, sfx="" if c == 1 else f"_g{c}", x="e" if c == 1 else f"e / {c} * {c} + gi",
                              rows=[f for f, _ in FAST] if c == 1 else list(GROUP_ROWS)) for c in group_widths(key)],
                 elem_t="float" if eb == 4 else "uint16_t", words=cfg.vec * eb // 4,
-                axes=list(range(3 - key.dims, 3)))
+                axes=list(range(3 - key.dims, 3)), chained=space.chained(key))

@@ -242,7 +242,8 @@ def capabilities(key: space.Key) -> dict:
     """The index fields the runtime's rules and planner read."""
     cfg = derive(key)
     if input_tile(key):   # smem_bytes: the most a problem's tiles may take (the rules refuse more)
-        flags = ("INPUT_TILE",) + (("SPLITS_K",) if key.op == "wgrad" else ())
+        flags = ("INPUT_TILE",) + (("SPLITS_K",) if key.op == "wgrad" else ()) + \
+            (("CHAINED",) if space.chained(key) else ())
         return dict(family="gather", flags=flags, acc_regs=cfg.acc_regs, wg_n=cfg.wn, mma_n=8,
                     c_align=1, k_align=1, max_stride=0, groups_mode="none", vec_mask=1, a_stage_bytes=0,
                     b_stage_bytes=0, smem_bytes=SMEM_BUDGET, threads=cfg.threads)
@@ -267,7 +268,7 @@ def tile_context(key: space.Key) -> dict:
     cfg = derive(key)
     return dict(key=key.name(), op=key.op, dims=key.dims, ab=key.a, out=key.out, eb=space.ELEM_BYTES[key.a],
                 bm=key.tile_m, bn=key.tile_n, bk=key.tile_k, bp=index.TILE_WGRAD_BLOCK_PIXELS, threads=cfg.threads,
-                mi=cfg.mi, ni=cfg.ni, wn=cfg.wn, max_cp=TILE_MAX_CHANNELS, chained=False,
+                mi=cfg.mi, ni=cfg.ni, wn=cfg.wn, max_cp=TILE_MAX_CHANNELS, chained=space.chained(key),
                 reduce_result=REDUCE_RESULT[key.op],
                 mma_asm=mma_instruction(key.a) + " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};",
                 elem_t="uint16_t")

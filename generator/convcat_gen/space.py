@@ -381,8 +381,8 @@ def pack_widths(key: Key) -> tuple:
 
 def chained(key: Key) -> bool:
     """Does the kernel wait for the stream's previous kernel (griddepcontrol) and launch with
-    programmatic dependent launch (flag CHAINED)?  sm_90a kernels of the TMA and gather families;
-    sm_100a ones have no wait yet."""
+    programmatic dependent launch (flag CHAINED)?  sm_90a kernels of the TMA, gather and direct
+    families; sm_100a ones have no wait yet."""
     return key.arch == "sm90a"
 
 

@@ -207,10 +207,10 @@ convcat_status cvc_launches_alloc(cvc_launches *out, int count)
     return CONVCAT_OK;
 }
 
-/* Kernels of flag CHAINED (sm90a TMA and gather kernels, with their KEY_reduce) wait for the
+/* Kernels of flag CHAINED (sm90a TMA, gather and direct kernels, with their KEY_reduce) wait for the
  * stream's previous kernel before they touch global memory (kernel ABI 9), so they launch with
- * programmatic stream serialization: each may start as soon as the kernel before it allows (a
- * convcat KEY does at its start), and back to back a launch's latency and prologue hide under the
+ * programmatic stream serialization: each may start as soon as the kernel before it allows (each
+ * template says where), and back to back a launch's latency and prologue hide under the
  * previous kernel's tail.  Stride-phase launches of the TMA family have their own rule
  * (convcat_plan_run); sm100a kernels have no wait yet.  CONVCAT_PDL=0 turns it off for plans made
  * after. */
