@@ -14,9 +14,11 @@ its plain read was 3.60 and write 3.35), and as MMA rate the fastest of the run'
 every timed kernel of the given files (a convcat kernel can beat torch.matmul's 8192^3 burst).
 Both are measured maxima, not data-sheet figures: the H200 runs these kernels at its 700 W cap.
 
-Per (file, dtype) it prints cuDNN's and the best kernel's fraction of the roofline (geomeans), the
-bound that the roofline puts on best / cuDNN, and the fraction of the roofline a kernel would need,
-row by row on average, to reach --target x cuDNN.
+Per (file, dtype, op) it prints cuDNN's and the best kernel's fraction of the roofline (geomeans), the
+bound that the roofline puts on best / cuDNN, the fraction of the roofline a kernel would need, row by
+row on average, to reach --target x cuDNN, and how many rows whose pick (the heuristic's kernel) runs
+below 1.0x cuDNN reach --floor of their roofline all the same.  The roofline is the same for the three
+ops of a layer: the same tensors cross DRAM and the same multiply-adds are done.
 """
 import argparse
 import json
@@ -75,6 +77,8 @@ def main():
     ap.add_argument("--tbps", type=float, default=4.25, help="DRAM rate, TB/s (default: PyTorch's copy)")
     ap.add_argument("--tflops", type=float, default=0, help="MMA rate, TFLOP/s (default: fastest measured)")
     ap.add_argument("--target", type=float, default=1.1, help="ratio to cuDNN to judge (default 1.1)")
+    ap.add_argument("--floor", type=float, default=0.85,
+                    help="fraction of the roofline that excuses a pick below 1.0x cuDNN (default 0.85)")
     ap.add_argument("--rows", action="store_true", help="print every row")
     a = ap.parse_args()
     files = [(p, json.load(open(p))) for p in a.results]
@@ -85,15 +89,15 @@ def main():
         probs = problems(d)
         by_dtype = {}
         for res in d["rows"]:
-            if res.get("status") != "ok" or res["op"] != "fprop":
+            if res.get("status") != "ok":
                 continue
             r = probs[res["name"]]
             g = bench.geometry(r)
             t_mem = row_bytes(r, g, ELEM[res["dtype"]]) / (a.tbps * 1e12) * 1e3   # ms
             t_mma = g["flops"] / (peak * 1e12) * 1e3
             roof = max(t_mem, t_mma)
-            by_dtype.setdefault(res["dtype"], []).append((res, t_mem, t_mma, roof))
-        for dt, rows in by_dtype.items():
+            by_dtype.setdefault((res["dtype"], res["op"]), []).append((res, t_mem, t_mma, roof))
+        for (dt, op), rows in by_dtype.items():
             if a.rows:
                 print(f"\n{'row':34s} {'DRAM us':>8s} {'MMA us':>8s} {'cuDNN us':>9s} {'best us':>8s} "
                       f"{'cuDNN/roof':>10s} {'best/roof':>9s}  target over MMA rate")
@@ -104,10 +108,14 @@ def main():
             cudnn = geomean([roof / res["cudnn_ms"] for res, _, _, roof in rows])
             best = geomean([roof / res["best_ms"] for res, _, _, roof in rows])
             over = sum(res["cudnn_ms"] / a.target < t_mma for res, _, t_mma, _ in rows)
-            print(f"{pathlib.Path(path).name} {dt}: {len(rows)} fprop rows; fraction of the roofline, geomean: "
+            pick = [(res.get("heuristic_ms") or res["best_ms"], roof) for res, _, _, roof in rows]
+            slow = [(ms, roof) for (ms, roof), (res, _, _, _) in zip(pick, rows) if ms > res["cudnn_ms"]]
+            near = sum(roof / ms >= a.floor for ms, roof in slow)
+            print(f"{pathlib.Path(path).name} {dt} {op}: {len(rows)} rows; fraction of the roofline, geomean: "
                   f"cuDNN {cudnn:.3f}, best {best:.3f}; the roofline bounds best / cuDNN at {1 / cudnn:.3f}; "
                   f"{a.target:.2f} x cuDNN needs {a.target * cudnn:.3f} of it on average; rows where "
-                  f"{a.target:.2f} x cuDNN is faster than the MMA rate alone allows: {over}")
+                  f"{a.target:.2f} x cuDNN is faster than the MMA rate alone allows: {over}; picks below 1.0x "
+                  f"cuDNN: {len(slow)}, {near} of them at {a.floor:.2f} of the roofline or more")
 
 
 if __name__ == "__main__":
