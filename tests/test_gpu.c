@@ -962,18 +962,17 @@ static int check_one(size_t index, const convcat_entry_info *e, const shape *sh,
 
 /* Direct kernels' chained runs: depthwise 3-wide filters over C == K == 256 channels, large enough
  * that every CTA runs several blocks, so that the second kernel launches (once every CTA of the first
- * is on its last block) while the first still computes. */
+ * is on its last block) while the first still computes; and the input-tile kernels' (few channels:
+ * C == K == 4). */
 static const shape direct_chained[3] = {P1(8, 3136, 256, 256, 3, 1, 1, 1, 1),
                                         P2(4, 56, 56, 256, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),
                                         P3(2, 4, 28, 28, 256, 256, 3, 3, 3, 1, 1, 1)};
+static const shape tile_chained[2] = {P1(8, 12544, 4, 4, 3, 1, 1, 1, 1),
+                                      P2(8, 112, 112, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)};
 
 /* Two runs chained on one stream, the second reading the first's output (fprop, C == K): the
  * second must wait for the first (sm90a launches with programmatic dependent launch).  Direct
  * kernels run a depthwise problem (groups = C). */
-/* ... and the input-tile kernels' (few channels: C == K == 4). */
-static const shape tile_chained[2] = {P1(8, 12544, 4, 4, 3, 1, 1, 1, 1),
-                                      P2(8, 112, 112, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)};
-
 static void check_chained(size_t index, const convcat_entry_info *e)
 {
     const bool direct = e->family == CONVCAT_FAMILY_DIRECT;
