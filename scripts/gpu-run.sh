@@ -74,7 +74,7 @@ if [[ $what == *sanitize* ]]; then
     # copy; grouped c = 8, and c = 4 whole and split); gather fprop (grouped, C = 3 through
     # registers; split K with bias, ReLU and beta), dgrad (strided, grouped), wgrad (split, odd C;
     # input tiles of C = 3 split, and of C = 1 in one slice; dgrad's of C = 3, K = 45); grouped fprop (a
-    # pack of groups; a group a column, stride 2; c = 4 widened) and dgrad (c = 8 widened), a tile N 32 fprop; direct fprop (7x7 with bias
+    # pack of groups; a group a column, stride 2; c = 4 widened) and dgrad (c = 8 widened), a tile N 32 fprop, tile N 32 dgrad (2D, and 3D of C = 40 in two tile columns); direct fprop (7x7 with bias
     # and SiLU; staged 7x7; 4 channels a group, stride 2), dgrad (stride 2, multiplier 2; staged; 8
     # channels a group), wgrad (3D; 4 channels a group, stride 2; staged 7x7 with a part channel
     # block, alpha and beta; staged 5x3 at stride 2 with H dilation 2).
@@ -165,6 +165,10 @@ if [[ $what == *sanitize* ]]; then
             --n 2 --h 9 --w 11 --c 256 --k 256 --r 3 --s 3 --pad_h 1 --pad_w 1 --groups 32 --beta 0.5
         run_san $tool n32 sm90a_fprop_2d_bf16_bf16_f32_bf16_128x32x64_s4_c1x1_coop \
             --n 4 --h 28 --w 28 --c 96 --k 24 --r 1 --s 1 --bias --act relu --alpha 0.5 --beta 0.75
+        run_san $tool dgrad_n32 sm90a_dgrad_2d_bf16_bf16_f32_bf16_128x32x64_s6_c1x1_coop --op dgrad \
+            --n 4 --h 28 --w 28 --c 24 --k 96 --r 3 --s 3 --pad_h 1 --pad_w 1 --alpha 0.5 --beta 0.75
+        run_san $tool dgrad_n32_3d sm90a_dgrad_3d_f16_f16_f32_f16_256x32x32_s8_c1x1_coop --op dgrad \
+            --n 2 --d 4 --h 14 --w 14 --c 40 --k 24 --t 3 --r 3 --s 3 --pad_d 1 --pad_h 1 --pad_w 1 --beta 0.5
     done
 fi
 if [[ $what == *check* ]]; then

@@ -163,7 +163,7 @@ class Validity(unittest.TestCase):
         src = render.render(dataclasses.replace(k32, op="dgrad"))
         self.assertIn("A_ROW = 64, B_ROW = 128,", src)
         self.assertIn("cvc_desc_kmajor_sw64(a_base + a * 64 * A_ROW + 32 * k)", src)
-        self.assertIn("cvc_desc_mnmajor_sw128(b_base + 2048 * k, COL_BYTES)", src)
+        self.assertIn("cvc_desc_mnmajor_sw128(b_base + 2048 * k, B_COL_BYTES)", src)
         self.assertIn("cvc_desc_kmajor_sw128(a_base + a * 64 * A_ROW + 32 * k)", render.render(variant(BF16)))
 
     def test_tile_k_128(self):
@@ -215,7 +215,7 @@ class Validity(unittest.TestCase):
         self.assertIn("cvc_desc_kmajor_sw128(a_base + a * 64 * A_ROW + kmajor_step(k, A_SPAN))", src)
         src = render.render(dataclasses.replace(k128, op="dgrad", dims=1, stages=2))
         self.assertIn("cvc_tma_im2col_3d(dst_a + A_SPAN, tmap_a, bar, c + COL_CH,", src)
-        self.assertIn("cvc_desc_mnmajor_sw128(b_base + 2048 * k, COL_BYTES)", src)
+        self.assertIn("cvc_desc_mnmajor_sw128(b_base + 2048 * k, B_COL_BYTES)", src)
         self.assertNotIn("B_SPAN", src.split("produce(")[1].split("consume(")[0].replace("B_SPAN = ", ""))
         src = render.render(dataclasses.replace(k128, op="wgrad"))
         self.assertNotIn("A_SPAN,", src.split("enum {")[1].replace("A_SPAN = ", ""))
@@ -245,8 +245,14 @@ class Validity(unittest.TestCase):
         self.assertValid(variant(BF16, tile_m=64, tile_n=160, schedule="pingpong"))
         # A 64x160 coop tile splits N in 80s: 160-byte rows are not whole 64-byte chunks.
         self.assertInvalid(variant(BF16, tile_m=64, tile_n=160), "warpgroup N 80: the epilogue stores chunks")
-        # dgrad and wgrad read B in whole 64-column atoms.
-        self.assertInvalid(variant(BF16, op="dgrad", tile_n=160), "warpgroup N 160: an MN-major B")
+        # dgrad reads a 160-wide B in five 32-column atoms (64-byte swizzle), wgrad in 64-column ones.
+        dg = variant(BF16, op="dgrad", tile_n=160)
+        self.assertValid(dg)
+        self.assertEqual((space.mn_b_row(dg), space.derive(dg).b_box_cols), (64, 32))
+        self.assertFalse(space.dgrad_scatters(dg))   # 64-byte epilogue rows: unit stride only
+        self.assertIn("cvc_desc_mnmajor_sw64(b_base + 1024 * k, B_COL_BYTES)", render.render(dg))
+        self.assertIn("B_COL_BYTES = 4096, B_COL_CH = 32,", render.render(dg))
+        self.assertInvalid(variant(BF16, op="wgrad", tile_n=160), "warpgroup N 160: an MN-major B (wgrad)")
         self.assertInvalid(variant(BF16, tile_m=160), "tile M 160")
         # 256 x 160 needs 160 accumulators a thread.
         self.assertInvalid(variant(BF16, tile_m=256, tile_n=160), "register budget")
@@ -267,9 +273,11 @@ class Validity(unittest.TestCase):
         self.assertEqual(space.mn_major(variant(BF16)), (False, False))
         self.assertEqual(space.mn_major(variant(BF16, op="dgrad")), (False, True))
         self.assertEqual(space.mn_major(variant(BF16, op="wgrad")), (True, True))
-        # A warpgroup's MN-major B must be whole 64-column atoms: a 64x64 coop tile splits N in 32s.
-        self.assertInvalid(variant(BF16, op="dgrad", tile_m=64, tile_n=64), "warpgroup N 32: an MN-major B")
-        self.assertValid(variant(BF16, op="dgrad", tile_m=64, tile_n=128))
+        # A warpgroup's MN-major B is whole swizzle atoms: 64 columns, or (dgrad) 32 under a 64-byte
+        # swizzle, as a 64x64 coop tile's warpgroups of 32.  wgrad's are 64 columns.
+        self.assertEqual(space.derive(variant(BF16, op="dgrad", tile_m=64, tile_n=64)).b_box_cols, 32)
+        self.assertEqual(space.derive(variant(BF16, op="dgrad", tile_m=64, tile_n=128)).b_box_cols, 64)
+        self.assertInvalid(variant(BF16, op="wgrad", tile_m=64, tile_n=64), "warpgroup N 32: an MN-major B")
         src = render.render(variant(BF16, op="wgrad"))
         self.assertIn("p, 1, 1, 1, 1;", src)   # wgmma trans-a and trans-b
         self.assertIn("_reduce(const __grid_constant__ cvc_params p)", src)
@@ -543,8 +551,12 @@ class Validity(unittest.TestCase):
         self.assertIn("m64n32k16", render.render(k))
         self.assertTrue(space.splits_k(k) and space.reuses_b(k))
         self.assertTrue(space.index_values(k)["flags"] & index.FLAG_BITS["VERIFIED"])   # the GPU suite ran them
-        # dgrad's and wgrad's filters are MN-major: whole 64-column atoms.
-        self.assertInvalid(variant(BF16, tile_n=32, op="dgrad"), "an MN-major B (dgrad) is read in whole 64-column")
+        # dgrad's filters are MN-major: one 32-column atom under a 64-byte swizzle; wgrad's B is x,
+        # in 64-column atoms.
+        dg = variant(BF16, tile_n=32, op="dgrad")
+        self.assertValid(dg)
+        self.assertEqual((space.derive(dg).b_box_cols, space.stage_rows(dg)), (32, (128, 64)))
+        self.assertIn("m64n32k16", render.render(dg))
         self.assertInvalid(variant(BF16, tile_n=32, op="wgrad"), "warpgroup N 32")
         self.assertInvalid(variant(BF16, tile_n=32, schedule="swap", tile_m=256), "schedule swap: tile N 64 or 128")
 

@@ -106,6 +106,8 @@ def sm90a_context(key: space.Key) -> dict:
     pingpong, split_m = cfg.split == "none", cfg.split == "m"
     row = space.SWIZZLE_BYTES
     col_ch = row // space.ELEM_BYTES[key.a]
+    b_col_row = space.mn_b_row(key)   # an MN-major B's column boxes: 128-byte rows, or 64 (dgrad tile N 32, 160)
+    b_col_ch = b_col_row // space.ELEM_BYTES[key.b]
     # Multicast masks: A goes to the CTAs with our x (ranks x + CM*y for all y),
     # B to those with our y (ranks CM*y + x for all x); shifted by x / CM*y in the kernel.
     a_mask = sum(1 << (key.cluster_m * y) for y in range(key.cluster_n)) if key.cluster_n > 1 else 0
@@ -132,7 +134,8 @@ def sm90a_context(key: space.Key) -> dict:
         y_rows=cfg.y_box_rows, y_cols=cfg.y_box_cols, y_row_bytes=y_row, y_chunk=cfg.y_box_rows * row,
         chunk_bytes=cfg.y_box_rows * y_row, epi_bytes=cfg.epi_bytes, epi_wg=cfg.epi_bytes // space.SM90_CONSUMERS,
         a_mask_base=a_mask, b_mask_base=b_mask, col_bytes=key.tile_k * row, col_ch=col_ch,
-        a_cols=key.tile_m // col_ch, b_cols=key.tile_n // col_ch,
+        b_col_bytes=key.tile_k * b_col_row, b_col_ch=b_col_ch,
+        a_cols=key.tile_m // col_ch, b_cols=key.tile_n // b_col_ch,
         scratch_bytes=cfg.scratch_bytes, scratch_buf=cfg.scratch_bytes // 2, scratch_b=key.tile_m * row,
         halo_cols=space.HALO_COLS, halo_rows=halo_rows, halo_reach=space.HALO_REACH,
         halo_w=space.HALO_COLS + space.HALO_REACH, halo_h=cfg.a_box_rows,
@@ -207,6 +210,8 @@ def _sm90a_mma(swap: bool, smem_transpose: bool, mn_a: bool, mn_b: bool, k_spans
     (a K-major operand's by its row, space.stage_rows: 128-byte or 64-byte swizzle); schedule
     grouped (packs) adds the MMAs of packs of groups (sm90a/mma_stage_grouped.j2)."""
     kmajor = {space.SWIZZLE_BYTES: "cvc_desc_kmajor_sw128", space.SWIZZLE_BYTES // 2: "cvc_desc_kmajor_sw64"}
+    # an MN-major B (dgrad, wgrad) by its column boxes' rows (space.mn_b_row); a k16 step is 16 K rows
+    mnmajor = {space.SWIZZLE_BYTES: "cvc_desc_mnmajor_sw128", space.SWIZZLE_BYTES // 2: "cvc_desc_mnmajor_sw64"}
     def kstep(span):
         # wgmma step k's byte offset in a K-major stage: kmajor_step, or plainly 32 * k for one span
         # (the helper's arithmetic, folded by the compiler, scheduled the tile K 64 kernels 0.5% slower).
@@ -220,11 +225,11 @@ def _sm90a_mma(swap: bool, smem_transpose: bool, mn_a: bool, mn_b: bool, k_spans
         a_base, b_base = "xa + wg_m0 * ROW_BYTES", "xa + SCRATCH_B + wg_n0 * ROW_BYTES"
     else:
         a_base = "sa + stage * A_STAGE + " + ("(wg_m0 / 64) * COL_BYTES" if mn_a else "wg_m0 * A_ROW")
-        b_base = "sb + stage * B_STAGE + " + ("(wg_n0 / 64) * COL_BYTES" if mn_b else "wg_n0 * B_ROW")
+        b_base = "sb + stage * B_STAGE + " + ("(wg_n0 / B_COL_CH) * B_COL_BYTES" if mn_b else "wg_n0 * B_ROW")
     return dict(stage="sm90a/mma_stage_grouped.j2" if packs else "sm90a/mma_stage.j2", a_base=a_base, b_base=b_base,
                 a_desc=("cvc_desc_mnmajor_sw128(a_base + a * COL_BYTES + 2048 * k, COL_BYTES)" if mn_a else
                         f"{kmajor[a_row]}(a_base + a * 64 * A_ROW + {kstep('A_SPAN')})"),
-                b_desc=("cvc_desc_mnmajor_sw128(b_base + 2048 * k, COL_BYTES)" if mn_b else
+                b_desc=(f"{mnmajor[b_row]}(b_base + {16 * b_row} * k, B_COL_BYTES)" if mn_b else
                         f"{kmajor[b_row]}(b_base + {kstep('B_SPAN')})"))
 
 

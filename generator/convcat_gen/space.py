@@ -22,7 +22,7 @@ DTYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2")
 SCHEDULES = ("coop", "pingpong", "1sm", "2sm", "swap", "halo", "gather", "direct", "grouped")
 # sm90a: coop, pingpong, swap, halo, grouped; sm100a: 1sm, 2sm (sm100.py); both arches: gather
 # (gather.py, any groups and channel counts) and direct (direct.py, depthwise).
-TILE_MN = (32, 64, 128, 160, 192, 256)   # tile N 32: fprop's K-major filters only (few output channels)
+TILE_MN = (32, 64, 128, 160, 192, 256)   # tile N 32: fprop and dgrad (few output channels)
 TILE_K = (32, 64, 128)
 STAGES = tuple(range(2, 9))
 HALO_STAGES = tuple(range(2, 17))   # halo: a stage is one tap's filters (8-16 KiB), so deeper rings fit
@@ -280,7 +280,7 @@ def derive(key: Key):
     a_rows, a_cols = key.tile_m // key.cluster_n, min(key.tile_k, swz)
     b_rows, b_cols = key.tile_n // key.cluster_m, min(key.tile_k, swz)
     if key.op == "wgrad" or (key.op == "dgrad" and key.a != "tf32"):
-        b_rows, b_cols = key.tile_k // key.cluster_m, swz
+        b_rows, b_cols = key.tile_k // key.cluster_m, mn_b_row(key) // eb
     if key.op == "wgrad":
         a_rows, a_cols = key.tile_k // key.cluster_n, swz
     if halo:   # rows of the input tile (its columns: HALO_COLS + HALO_REACH)
@@ -314,15 +314,20 @@ def y_row_bytes(key: Key, wg_n: int) -> int:
 
 
 def _sm90_scatters(key: Key, acc_regs: int) -> bool:
-    """dgrad_scatters for an sm90a key whose warpgroups hold `acc_regs` accumulators."""
-    return key.op == "dgrad" and acc_regs < SM90_ACC_REG_BUDGET
+    """dgrad_scatters for an sm90a key whose warpgroups hold `acc_regs` accumulators (and whose
+    epilogue rows are 128-byte spans: the scatter copy reads those)."""
+    wg_n = _sm90_layout(key)[2]
+    return (key.op == "dgrad" and acc_regs < SM90_ACC_REG_BUDGET
+            and y_row_bytes(key, wg_n) == SWIZZLE_BYTES)
 
 
 def dgrad_scatters(key: Key) -> bool:
     """Does this dgrad kernel carry the strided (row-scattering) epilogue?
 
     Not when its warpgroups hold 128 accumulators: ptxas spills with the
-    scatter copy beside them.  Those kernels run unit-stride problems only;
+    scatter copy beside them; nor when its epilogue rows are 64 bytes (tile N
+    32 and 160, y_row_bytes), which that copy does not read.  Those kernels
+    run unit-stride problems only;
     runtime/src/problem.c refuses strided ones with this reason (the same
     rule, cvc_dgrad_scatters).
     """
@@ -532,7 +537,20 @@ def stage_rows(key: Key) -> tuple[int, int]:
     box rows (tma.c)."""
     k_row = min(key.tile_k * ELEM_BYTES[key.a], SWIZZLE_BYTES)
     ta, tb = mn_major(key)
-    return (SWIZZLE_BYTES if ta else k_row), (SWIZZLE_BYTES if tb else k_row)
+    return (SWIZZLE_BYTES if ta else k_row), (mn_b_row(key) if tb else k_row)
+
+
+def mn_b_row(key: Key) -> int:
+    """Bytes of one K row of an MN-major B column box, its swizzle span: 128 (columns of 64
+    16-bit channels), or 64 (32 channels, a 64-byte swizzle) for a dgrad whose warpgroups are
+    not whole 64-column boxes (tile N 32 and 160: outputs of 32 channels or fewer, and of
+    144-160), whose B would otherwise be padded to the next 64 columns.  The descriptor then
+    steps 16 K rows (1024 B) per k16 and LBO is a 32-column box (cvc_desc_mnmajor_sw64); the
+    runtime swizzles the B map by its box columns (tma.c)."""
+    wg_n = _sm90_layout(key)[2]
+    if key.op == "dgrad" and (wg_n * ELEM_BYTES[key.b]) % SWIZZLE_BYTES:
+        return SWIZZLE_BYTES // 2
+    return SWIZZLE_BYTES
 
 
 def transposes_stages(key: Key) -> bool:
@@ -669,8 +687,9 @@ def _why_invalid(key: Key) -> str | None:
     if cfg.wg_m % (8 if swaps_operands(k) else 64):   # swap: the pixels are wgmma N
         return f"warpgroup M {cfg.wg_m}: wgmma M atoms are 64 rows"
     ta, tb = mn_major(k)
-    if tb and cfg.wg_n % (SWIZZLE_BYTES // eb):
-        return (f"warpgroup N {cfg.wg_n}: an MN-major B ({k.op}) is read in whole 64-column swizzle atoms")
+    if tb and cfg.wg_n % (mn_b_row(k) // eb):
+        return (f"warpgroup N {cfg.wg_n}: an MN-major B ({k.op}) is read in whole "
+                f"{mn_b_row(k) // eb}-column swizzle atoms")
     if cfg.wg_n * ELEM_BYTES[k.out] % 64:
         return (f"warpgroup N {cfg.wg_n}: the epilogue stores chunks of 64 or 128 bytes a row, so a "
                 f"warpgroup's {cfg.wg_n * ELEM_BYTES[k.out]}-byte rows of {k.out} must be whole 64-byte chunks")

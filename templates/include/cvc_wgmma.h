@@ -78,6 +78,15 @@ CVC_DEV uint64_t cvc_desc_mnmajor_sw128(uint32_t smem_addr, uint32_t col_bytes)
            ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
 }
 
+/* MN-major, 64-byte swizzle (dgrad tile N 32 and 160: B column boxes 32 elements wide, each a
+ * stack of 64-byte K rows, `col_bytes` apart: LBO); SBO = 512 B between 8-row groups along K,
+ * swizzle mode 2.  One k16 step is 16 K rows: add 1024 B to the start address. */
+CVC_DEV uint64_t cvc_desc_mnmajor_sw64(uint32_t smem_addr, uint32_t col_bytes)
+{
+    return (uint64_t)((smem_addr & 0x3FFFF) >> 4) | ((uint64_t)((col_bytes & 0x3FFFF) >> 4) << 16) |
+           ((uint64_t)(512 >> 4) << 32) | ((uint64_t)2 << 62);
+}
+
 /* ---- register reallocation (§9.7.19.5) ----------------------------------- */
 
 #define CVC_SETMAXNREG_DEC(n) asm volatile("setmaxnreg.dec.sync.aligned.u32 " #n ";" ::: "memory")
