@@ -25,7 +25,6 @@
                                          > 1, or channels no whole vectors): wav2vec2's C = 1 stem, 1D
                                          filter 10 stride 5 to 512 filters, ran 1478 us on the H200 where
                                          this model without it said 198 (its wgrad: 5026 us) */
-#define DRAM_BYTES_PER_US 4.3e6
 #define LAUNCH_US 2.0
 #define COORD_LIMIT (INT64_C(1) << 29)
 #define WGRAD_STEP 10.0               /* wgrad: instructions a thread spends on a dy pixel besides its FMAs
@@ -546,14 +545,14 @@ double cvc_direct_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
     const double in_bytes = (double)(e->k.op == CONVCAT_DGRAD ? v->pixels * p->k : v->in_pixels * p->c) * v->a_bytes;
     const double out_bytes = (double)(e->k.op == CONVCAT_DGRAD ? v->in_pixels * p->c : v->pixels * p->k) * v->out_bytes;
     const double halo = (double)s.tile[1] * s.tile[2] / ((double)e->k.tile_m * e->k.tile_n * p->stride[1] * p->stride[2]);
-    const double dram_us = (in_bytes * (1.0 + 0.5 * fmax(halo - 1.0, 0.0)) + out_bytes) / DRAM_BYTES_PER_US;
+    const double dram_us = (in_bytes * (1.0 + 0.5 * fmax(halo - 1.0, 0.0)) + out_bytes) / CVC_DRAM_BYTES_PER_US;
     double us = fmax(compute_us, dram_us) + (staged(e) ? 0.0 : 0.3 * fmin(compute_us, dram_us)) + LAUNCH_US;
     if (e->k.op == CONVCAT_WGRAD) {
         cvc_launches ls;
         if (cvc_direct_launches(e, v, sms, &ls) != CONVCAT_OK)
             return INFINITY;
         free(ls.l);
-        us += (double)ls.workspace_bytes * 2.0 / DRAM_BYTES_PER_US + LAUNCH_US;
+        us += (double)ls.workspace_bytes * 2.0 / CVC_DRAM_BYTES_PER_US + LAUNCH_US;
     }
     return us;
 }

@@ -16,15 +16,12 @@
 #define COORD_LIMIT (INT64_C(1) << 29)
 
 #define MMA_RATE 0.45               /* mma.sync's share of the wgmma GEMM peak a gather tile reaches */
-#define PEAK_FLOP_PER_SM_US (787e6 / 132)
-#define LOAD_BYTES_PER_SM_US 85e3   /* operand bytes per SM per microsecond, 16-byte chunks */
 /* Warps an SM needs resident for its gathered loads, which wait on memory's latency, to reach that
  * rate; with fewer they reach the fraction (H200, every gather candidate of networks.txt's fprop
  * and dgrad rows timed: 128x64x32 fprop, 2 CTAs an SM by its 224 registers, ran 1.37x the model
  * where the 4-CTA 64x32x32 ran 1.15x, and lost 1.6x to it on the C = 3 stems). */
 #define LOAD_WARPS 16.0
 #define TILE_FIXED_US 0.5
-#define DRAM_BYTES_PER_US 4.3e6
 #define LAUNCH_US 2.0
 /* The least time of a gather kernel over a TMA one's, which the tile model leaves out: on the
  * smallest rows of networks.txt (1.2-2 us in the model) gather kernels took 3.5 us and more, TMA
@@ -355,7 +352,7 @@ static double tile_wgrad_us(const cvc_entry *e, const cvc_view *v, int sms, cons
     const double us = ceil((double)ls->l[0].grid / (sms > 0 ? sms : 1)) * cta_us;
     const double bytes = (double)v->in_pixels * p->c * v->a_bytes + (double)v->pixels * p->k * v->a_bytes +
                          cvc_filter_bytes(v) + 2.0 * ls->workspace_bytes;
-    const double dram_us = bytes / DRAM_BYTES_PER_US;
+    const double dram_us = bytes / CVC_DRAM_BYTES_PER_US;
     return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + (ls->reduce_grid ? LAUNCH_US : 0.0) + FIRST_LAUNCH_US +
            TILE_WGRAD_START_US;
 }
@@ -377,7 +374,7 @@ static double tile_dgrad_us(const cvc_entry *e, const cvc_view *v, int sms, cons
     const double us = ceil((double)g->tiles_m / (sms > 0 ? sms : 1)) * block_us;
     const double bytes = (double)v->pixels * p->k * v->a_bytes + cvc_filter_bytes(v) +
                          (double)v->in_pixels * p->c * v->out_bytes;
-    const double dram_us = bytes / DRAM_BYTES_PER_US;
+    const double dram_us = bytes / CVC_DRAM_BYTES_PER_US;
     return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + FIRST_LAUNCH_US + TILE_DGRAD_START_US;
 }
 
@@ -399,7 +396,7 @@ static double tile_us(const cvc_entry *e, const cvc_view *v, int sms, const cvc_
     const double us = ceil(items / (sms > 0 ? sms : 1)) * work_us / items;
     const double bytes = (double)v->in_pixels * p->c * v->a_bytes + cvc_filter_bytes(v) +
                          (double)v->pixels * p->k * v->out_bytes;
-    const double dram_us = bytes / DRAM_BYTES_PER_US;
+    const double dram_us = bytes / CVC_DRAM_BYTES_PER_US;
     return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + FIRST_LAUNCH_US + TILE_START_US;
 }
 
@@ -644,11 +641,11 @@ static double launches_us(const cvc_entry *e, const cvc_view *v, int sms, const 
     for (int i = 0; i < ls->count; ++i) {
         const cvc_gather_params *g = &ls->l[i].u.g;
         const int64_t ktiles = cvc_ceil_div(g->split_k, k->tile_k);
-        const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / (PEAK_FLOP_PER_SM_US * MMA_RATE);
+        const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / (CVC_PEAK_FLOP_PER_SM_US * MMA_RATE);
         /* packed groups: B's chunks off the diagonal blocks are zero-filled, not read */
         const double b_share = g->packed ? (double)g->wc / g->cg : 1.0;
-        const double load_us = ((double)k->tile_m * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_a * eb)) +
-                                b_share * k->tile_n * k->tile_k * eb / (LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_b * eb))) /
+        const double load_us = ((double)k->tile_m * k->tile_k * eb / (CVC_LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_a * eb)) +
+                                b_share * k->tile_n * k->tile_k * eb / (CVC_LOAD_BYTES_PER_SM_US * chunk_rate(g->vec_b * eb))) /
                                fmin(1.0, warps / LOAD_WARPS);
         const double tile_us = (double)ktiles * (fmax(mma_us, load_us) * (g->packed ? PACKED_KTILE_SCALE : 1.0) +
                                                  KTILE_STEP_US) +
@@ -663,7 +660,7 @@ static double launches_us(const cvc_entry *e, const cvc_view *v, int sms, const 
     const convcat_problem *p = &v->p;
     const double bytes = (double)v->in_pixels * p->c * v->a_bytes + cvc_filter_bytes(v) +
                          (double)v->pixels * p->k * v->out_bytes;
-    const double dram_us = bytes / DRAM_BYTES_PER_US + (double)ls->workspace_bytes * 2.0 / DRAM_BYTES_PER_US;
+    const double dram_us = bytes / CVC_DRAM_BYTES_PER_US + (double)ls->workspace_bytes * 2.0 / CVC_DRAM_BYTES_PER_US;
     const double reduce_us = ls->reduce_grid ? (sliced ? SLICE_REDUCE_US : LAUNCH_US) : 0.0;
     return fmax(us, dram_us) + 0.5 * fmin(us, dram_us) + reduce_us + FIRST_LAUNCH_US;
 }

@@ -77,6 +77,14 @@ static inline void cvc_divider(uint32_t d, uint32_t m[2])
 /* The most SMs the time model sizes a machine for (convcat_query's sm_count). */
 #define CVC_MAX_SM_COUNT 4096
 
+/* The machine the time model describes (query.c, gather.c, direct.c), fitted on the H200 and H100:
+ * its SMs where the caller gives none, its dense bf16 GEMM peak an SM, the operand bytes an SM's
+ * loads feed its MMAs, and DRAM's rate. */
+#define CVC_MODEL_SMS 132
+#define CVC_PEAK_FLOP_PER_SM_US (787e6 / CVC_MODEL_SMS)   /* per SM per microsecond */
+#define CVC_LOAD_BYTES_PER_SM_US 85e3                     /* per SM per microsecond, 16-byte chunks */
+#define CVC_DRAM_BYTES_PER_US 4.3e6
+
 /* ---- keys (key.c) --------------------------------------------------------- */
 
 typedef struct cvc_key {

@@ -5,7 +5,7 @@
  * prologue/epilogue cost.
  *  - A stage costs the larger of its MMA time (at the measured GEMM peak per
  *    SM; warpgroups 256 wide reach only MMA_EFF_N256 of it) and its operand
- *    load time (LOAD_BYTES_PER_SM_US from L2, where small tiles sit, and at most
+ *    load time (CVC_LOAD_BYTES_PER_SM_US from L2, where small tiles sit, and at most
  *    stages - 1 stages in flight per load latency: deeper pipelines feed faster;
  *    LOAD_L2_BYTES_PER_SM_US where a filter of several taps re-reads operands
  *    that fit in L2), with a latency factor for shallow pipelines.  A 2-CTA
@@ -56,12 +56,9 @@
 
 #include "internal.h"
 
-#define DEFAULT_SMS 132
-#define PEAK_FLOP_PER_SM_US (787e6 / DEFAULT_SMS) /* bf16 dense GEMM, per SM per microsecond */
 #define MMA_EFF 1.08                              /* measured stage rate over the GEMM peak */
 #define MMA_EFF_N256 0.93                         /* ... for warpgroups 256 columns wide */
-#define LOAD_BYTES_PER_SM_US 85e3                /* operand bytes per SM per microsecond */
-#define LOAD_L2_BYTES_PER_SM_US 120e3            /* ... for filters of several taps whose operands fit in L2 */
+#define LOAD_L2_BYTES_PER_SM_US 120e3            /* the operand feed of filters of several taps whose operands fit in L2 */
 #define L2_RESIDENT_BYTES 24e6                    /* operands (x and w) that stay in L2: half the H200's 50 MB */
 #define LOAD_LATENCY_US 1.2                       /* a stage's loads, issue to full barrier, under load */
 #define DGRAD_LOAD_LATENCY_US 0.8                 /* ... dgrad's: its deeper pipelines won nothing on the H100
@@ -83,7 +80,6 @@
 #define TILE_FIXED_US 0.3
 #define ALONE_EPILOGUE 1.5                        /* fprop: the epilogue of a tile one warpgroup stores alone
                                                      (pingpong, swap of 64 filters) over coop's, for its bytes */
-#define DRAM_BYTES_PER_US 4.3e6
 #define WGRAD_LOAD_PER_SM_US 80e3                 /* wgrad's operand feed */
 #define WGRAD_LOAD_64_PER_SM_US 64e3              /* ... for 64-row tiles */
 #define WGRAD_SPLIT_STAGES 4                      /* sm90a wgrad: a deeper ring's split-K chosen as this deep
@@ -156,8 +152,8 @@ static void tile_costs(const cvc_entry *e, const cvc_view *v, bool b_loaded, int
     const double operand_bytes = (double)v->in_pixels * p->c * in_bytes + (double)p->k * v->taps * v->cg * in_bytes;
     const bool l2_fed = v->taps > 1 && operand_bytes <= L2_RESIDENT_BYTES;
     const double load_rate = wgrad ? (k->tile_m == 64 ? WGRAD_LOAD_64_PER_SM_US : WGRAD_LOAD_PER_SM_US)
-                                   : l2_fed ? LOAD_L2_BYTES_PER_SM_US : LOAD_BYTES_PER_SM_US;
-    const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / PEAK_FLOP_PER_SM_US / mma_eff;
+                                   : l2_fed ? LOAD_L2_BYTES_PER_SM_US : CVC_LOAD_BYTES_PER_SM_US;
+    const double mma_us = 2.0 * k->tile_m * k->tile_n * k->tile_k / CVC_PEAK_FLOP_PER_SM_US / mma_eff;
     /* The feed: at most load_rate, and at most the stages - 1 in flight per load latency.  Halo: a
      * stage is one tap's filters, and the block's input tile loads once per channel block, for all taps. */
     double stage_bytes = (double)(k->tile_m + (b_loaded ? k->tile_n : 0)) * k->tile_k * in_bytes;
@@ -197,7 +193,7 @@ static int64_t waves_of(int64_t ctas, int sms, int cluster)
 /* The reduction of `slices` f32 partial sums of an M x N output (one more launch). */
 static double reduce_us(const cvc_gemm *g, int slices, int out_bytes)
 {
-    return slices > 1 ? (double)g->m * g->n * (8.0 * slices + out_bytes) / DRAM_BYTES_PER_US + 2.0 : 0.0;
+    return slices > 1 ? (double)g->m * g->n * (8.0 * slices + out_bytes) / CVC_DRAM_BYTES_PER_US + 2.0 : 0.0;
 }
 
 /* Split-K in clusters (flag CLUSTER_SPLITS): where the model prices it faster than through the
@@ -264,7 +260,7 @@ static int split_ring(const cvc_key *k)
 cvc_split cvc_split_for(const cvc_entry *e, const cvc_view *v, int sms, bool allow_cluster)
 {
     if (sms <= 0)
-        sms = DEFAULT_SMS;
+        sms = CVC_MODEL_SMS;
     const int64_t k_iters = cvc_k_iters(e, v);
     const int cluster = e->k.cluster_m * e->k.cluster_n;
     int64_t tm, tn;
@@ -337,7 +333,7 @@ static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
             cvc_params kp = {0};
             cvc_phase_params(e, v, &ph, &kp);   /* the plan's own numbers for the launch */
             if (kp.k_iters == 0) {   /* KEY_fill writes the phase's dx pixels */
-                compute_us += phases * ((double)kp.gemm_m * p->c * v->out_bytes / DRAM_BYTES_PER_US + PHASE_LAUNCH_US);
+                compute_us += phases * ((double)kp.gemm_m * p->c * v->out_bytes / CVC_DRAM_BYTES_PER_US + PHASE_LAUNCH_US);
                 continue;
             }
             const int64_t ctas = (int64_t)kp.cluster_tiles_m * kp.cluster_tiles_n * cluster;
@@ -352,7 +348,7 @@ static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
                          (double)v->pixels * p->k * v->out_bytes * (k->op == CONVCAT_FPROP ? seg_cost : 1.0);
     /* Compute and DRAM traffic overlap only in part: half the smaller still counts (it also breaks
      * the ties at the DRAM floor that memory-bound layers, wgrad's 1x1 ones above all, produced). */
-    const double dram_us = bytes / DRAM_BYTES_PER_US;
+    const double dram_us = bytes / CVC_DRAM_BYTES_PER_US;
     return fmax(compute_us, dram_us) + OVERLAP_REST * fmin(compute_us, dram_us) +
            sp.reduce_us;
 }
@@ -360,7 +356,7 @@ static double tma_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
 double cvc_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
 {
     if (sms <= 0)
-        sms = DEFAULT_SMS;
+        sms = CVC_MODEL_SMS;
     /* The problem run: folded into 2D, a unit-stride dgrad as the fprop of dy, narrow groups widened;
      * turned or widened, after KEY_regroup's copy of the filter (read once, written as the kernel
      * reads it). */
@@ -369,7 +365,7 @@ double cvc_predict_us(const cvc_entry *e, const cvc_view *v, int sms)
         return INFINITY;
     if (cvc_regroups(&run))
         return tma_predict_us(e, &run.v, sms) + REGROUP_LAUNCH_US +
-               (cvc_filter_bytes(v) + cvc_filter_bytes(&run.v)) / DRAM_BYTES_PER_US;
+               (cvc_filter_bytes(v) + cvc_filter_bytes(&run.v)) / CVC_DRAM_BYTES_PER_US;
     v = &run.v;
     switch (e->family) {
     case CVC_FAMILY_GATHER: return cvc_gather_predict_us(e, v, sms);
