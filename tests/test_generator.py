@@ -557,6 +557,10 @@ class Validity(unittest.TestCase):
         self.assertValid(dg)
         self.assertEqual((space.derive(dg).b_box_cols, space.stage_rows(dg)), (32, (128, 64)))
         self.assertIn("m64n32k16", render.render(dg))
+        # 64-byte epilogue rows: no scattering epilogue, so unit-stride dgrad only (flag SCATTERS off)
+        self.assertFalse(space.dgrad_scatters(dg))
+        self.assertFalse(space.index_values(dg)["flags"] & index.FLAG_BITS["SCATTERS"])
+        self.assertTrue(space.index_values(variant(BF16, op="dgrad"))["flags"] & index.FLAG_BITS["SCATTERS"])
         self.assertInvalid(variant(BF16, tile_n=32, op="wgrad"), "warpgroup N 32")
         self.assertInvalid(variant(BF16, tile_n=32, schedule="swap", tile_m=256), "schedule swap: tile N 64 or 128")
 
